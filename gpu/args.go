@@ -1,0 +1,152 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+)
+
+// DevicePtr is an address in device memory (CUdeviceptr). Offsets may be
+// added to it; it is valid only in the process that allocated it.
+type DevicePtr uint64
+
+// HostPtr is an address of host memory allocated by a Device with AllocHost
+// (pinned or pageable). It lives in the process that owns the context.
+type HostPtr uint64
+
+// Dim3 is a grid or block shape.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// Dim returns a Dim3; missing dimensions are 1.
+func Dim(xyz ...int) Dim3 {
+	d := Dim3{1, 1, 1}
+	for i, v := range xyz {
+		switch i {
+		case 0:
+			d.X = uint32(v)
+		case 1:
+			d.Y = uint32(v)
+		case 2:
+			d.Z = uint32(v)
+		}
+	}
+	return d
+}
+
+// Blocks returns how many blocks of size block cover n items: ceil(n/block).
+func Blocks(n, block int) int { return (n + block - 1) / block }
+
+func (d Dim3) String() string { return fmt.Sprintf("%dx%dx%d", d.X, d.Y, d.Z) }
+
+// Count is X·Y·Z.
+func (d Dim3) Count() int { return int(d.X) * int(d.Y) * int(d.Z) }
+
+// ArgKind is the C type of a kernel argument.
+type ArgKind uint8
+
+// The argument types a kernel may take.
+const (
+	ArgInt32 ArgKind = iota + 1
+	ArgUint32
+	ArgInt64
+	ArgFloat32
+	ArgFloat64
+	ArgPtr
+)
+
+var argKindNames = map[ArgKind]string{
+	ArgInt32: "int", ArgUint32: "unsigned", ArgInt64: "long long",
+	ArgFloat32: "float", ArgFloat64: "double", ArgPtr: "pointer",
+}
+
+func (k ArgKind) String() string {
+	if s, ok := argKindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("ArgKind(%d)", uint8(k))
+}
+
+// Size is the argument's size in bytes as the kernel reads it.
+func (k ArgKind) Size() int {
+	switch k {
+	case ArgInt32, ArgUint32, ArgFloat32:
+		return 4
+	}
+	return 8
+}
+
+// Arg is one typed kernel argument. Its bits hold the value as the kernel
+// reads it, little-endian, in the low Kind.Size() bytes.
+type Arg struct {
+	Kind ArgKind
+	Bits uint64
+}
+
+// Int32 is a C int argument.
+func Int32(v int32) Arg { return Arg{ArgInt32, uint64(uint32(v))} }
+
+// Uint32 is a C unsigned int argument.
+func Uint32(v uint32) Arg { return Arg{ArgUint32, uint64(v)} }
+
+// Int64 is a C long long argument.
+func Int64(v int64) Arg { return Arg{ArgInt64, uint64(v)} }
+
+// Float32 is a C float argument.
+func Float32(v float32) Arg { return Arg{ArgFloat32, uint64(math.Float32bits(v))} }
+
+// Float64 is a C double argument.
+func Float64(v float64) Arg { return Arg{ArgFloat64, math.Float64bits(v)} }
+
+// Ptr is a device pointer argument.
+func Ptr(p DevicePtr) Arg { return Arg{ArgPtr, uint64(p)} }
+
+func (a Arg) String() string {
+	switch a.Kind {
+	case ArgInt32:
+		return fmt.Sprint(int32(uint32(a.Bits)))
+	case ArgUint32:
+		return fmt.Sprint(uint32(a.Bits))
+	case ArgInt64:
+		return fmt.Sprint(int64(a.Bits))
+	case ArgFloat32:
+		return fmt.Sprint(math.Float32frombits(uint32(a.Bits)))
+	case ArgFloat64:
+		return fmt.Sprint(math.Float64frombits(a.Bits))
+	case ArgPtr:
+		return fmt.Sprintf("%#x", a.Bits)
+	}
+	return fmt.Sprintf("Arg(%d, %#x)", a.Kind, a.Bits)
+}
+
+// params is a kernel parameter array as cuLaunchKernel reads it: one
+// pointer per argument, each to an 8-byte slot holding the value. Both arrays
+// are pinned until release, so the driver may read them during a launch.
+type params struct {
+	vals   []uint64
+	ptrs   []uintptr
+	pinner runtime.Pinner
+}
+
+// packArgs builds the parameter array for args. Call release when no launch
+// that uses it can still be reading it.
+func packArgs(args []Arg) (*params, error) {
+	p := &params{vals: make([]uint64, len(args)+1), ptrs: make([]uintptr, len(args)+1)}
+	for i, a := range args {
+		if _, ok := argKindNames[a.Kind]; !ok {
+			return nil, fmt.Errorf("gpu: argument %d has no type (use gpu.Int32, gpu.Float32, gpu.Ptr, …)", i)
+		}
+		p.vals[i] = a.Bits
+	}
+	p.pinner.Pin(&p.vals[0])
+	p.pinner.Pin(&p.ptrs[0])
+	for i := range args {
+		p.ptrs[i] = uintptr(unsafe.Pointer(&p.vals[i]))
+	}
+	return p, nil
+}
+
+// array is the value passed as kernelParams.
+func (p *params) array() *uintptr { return &p.ptrs[0] }
+
+func (p *params) release() { p.pinner.Unpin() }

@@ -1,0 +1,190 @@
+package gpu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// DefaultArch is the architecture Compile targets when none is given and no
+// GPU says otherwise: the H100 the course's results were recorded on.
+const DefaultArch = "sm_90"
+
+// Source is CUDA C to compile. Kernels are looked up by name, so declare
+// them extern "C" to keep C++ name mangling away.
+type Source struct {
+	Name string // file name used in errors, e.g. "kernels/vadd.cu"
+	Code string
+}
+
+// CompileOptions tunes Compile. The zero value compiles for DefaultArch
+// with the disk cache on.
+type CompileOptions struct {
+	Arch    string   // e.g. "sm_90"; DefaultArch when empty
+	Defines []string // each NAME or NAME=VALUE becomes -DNAME=VALUE
+	Flags   []string // further NVRTC options, e.g. "--use_fast_math"
+	NoCache bool     // compile even when the disk cache holds the image
+}
+
+// Image is a compiled module: machine code for one architecture, and what
+// ptxas reported about each kernel in it.
+type Image struct {
+	Key     string // hex SHA-256 of everything that went into the compile
+	Name    string // the source name
+	Arch    string
+	NVRTC   string // NVRTC version that compiled it
+	CUBIN   []byte
+	Log     string // NVRTC's log, warnings and the ptxas report included
+	Kernels []KernelResources
+	Cached  bool // read from the disk cache rather than compiled now
+}
+
+// Kernel returns the resources ptxas reported for the named kernel.
+func (img *Image) Kernel(name string) (KernelResources, bool) {
+	for _, k := range img.Kernels {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return KernelResources{}, false
+}
+
+// KernelResources is what one kernel takes from an SM, as ptxas reports it.
+type KernelResources struct {
+	Name         string
+	Registers    int   // per thread
+	SharedStatic int64 // bytes of __shared__ arrays sized at compile time
+	StackFrame   int64 // bytes per thread
+	SpillStores  int64 // bytes per thread written to local memory for lack of registers
+	SpillLoads   int64
+}
+
+// Compile compiles src with NVRTC into an Image for opt.Arch, or returns it
+// from the disk cache. A source that does not compile gives a *CompileError.
+func Compile(src Source, opt CompileOptions) (*Image, error) {
+	n, err := loadNVRTC()
+	if err != nil {
+		return nil, err
+	}
+	if src.Name == "" {
+		src.Name = "kernel.cu"
+	}
+	opts := compileFlags(opt)
+	img := &Image{Name: src.Name, Arch: opts[0][len("--gpu-architecture="):], NVRTC: n.version}
+	img.Key = cacheKey(n.version, opts, src)
+
+	dir := cacheDir()
+	if !opt.NoCache && dir != "" {
+		if cubin, err := os.ReadFile(filepath.Join(dir, img.Key+".cubin")); err == nil {
+			log, _ := os.ReadFile(filepath.Join(dir, img.Key+".log"))
+			img.CUBIN, img.Log, img.Cached = cubin, string(log), true
+			img.Kernels = parsePtxasLog(img.Log)
+			return img, nil
+		}
+	}
+	img.CUBIN, img.Log, err = n.compile(src.Name, src.Code, opts)
+	if err != nil {
+		return nil, err
+	}
+	img.Kernels = parsePtxasLog(img.Log)
+	if dir != "" {
+		// A cache that cannot be written only costs a compile next time.
+		_ = writeFileAtomic(filepath.Join(dir, img.Key+".log"), []byte(img.Log))
+		_ = writeFileAtomic(filepath.Join(dir, img.Key+".cubin"), img.CUBIN)
+	}
+	return img, nil
+}
+
+// compileFlags returns the NVRTC options for opt; the architecture is first.
+func compileFlags(opt CompileOptions) []string {
+	arch := opt.Arch
+	if arch == "" {
+		arch = DefaultArch
+	}
+	opts := []string{"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v"}
+	for _, d := range opt.Defines {
+		opts = append(opts, "-D"+d)
+	}
+	return append(opts, opt.Flags...)
+}
+
+// cacheKey hashes everything that decides the compiled bytes.
+func cacheKey(nvrtcVersion string, opts []string, src Source) string {
+	h := sha256.New()
+	for _, part := range append([]string{"cudarepl-image-v1", nvrtcVersion, src.Name, src.Code}, opts...) {
+		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// cacheDir is $CUDAREPL_CACHE, else <user cache dir>/cudarepl/kernels; ""
+// when neither can be made.
+func cacheDir() string {
+	dir := os.Getenv("CUDAREPL_CACHE")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(base, "cudarepl", "kernels")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return ""
+	}
+	return dir
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+var (
+	ptxasEntry = regexp.MustCompile(`Compiling entry function '([^']+)'`)
+	ptxasFrame = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
+	ptxasUsed  = regexp.MustCompile(`Used (\d+) registers`)
+	ptxasSmem  = regexp.MustCompile(`(\d+) bytes smem`)
+)
+
+// parsePtxasLog reads the per-kernel report that --ptxas-options=-v adds to
+// the log. Each report opens with "Compiling entry function 'NAME'".
+func parsePtxasLog(log string) []KernelResources {
+	var out []KernelResources
+	var cur *KernelResources
+	atoi := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	for _, line := range strings.Split(log, "\n") {
+		if m := ptxasEntry.FindStringSubmatch(line); m != nil {
+			out = append(out, KernelResources{Name: m[1]})
+			cur = &out[len(out)-1]
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		if m := ptxasFrame.FindStringSubmatch(line); m != nil {
+			cur.StackFrame, cur.SpillStores, cur.SpillLoads = atoi(m[1]), atoi(m[2]), atoi(m[3])
+		}
+		if m := ptxasUsed.FindStringSubmatch(line); m != nil {
+			cur.Registers = int(atoi(m[1]))
+			if s := ptxasSmem.FindStringSubmatch(line); s != nil {
+				cur.SharedStatic = atoi(s[1])
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package gpu
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestCacheKey(t *testing.T) {
+	src := Source{Name: "a.cu", Code: "x"}
+	base := cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, src)
+	tests := []struct {
+		desc string
+		key  string
+	}{
+		{"nvrtc version", cacheKey("13.0", []string{"--gpu-architecture=sm_90"}, src)},
+		{"arch", cacheKey("11.8", []string{"--gpu-architecture=sm_80"}, src)},
+		{"extra option", cacheKey("11.8", []string{"--gpu-architecture=sm_90", "-DX"}, src)},
+		{"source", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cu", Code: "y"})},
+		{"name", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "b.cu", Code: "x"})},
+		// Joining without lengths would make these two collide.
+		{"boundary", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cux", Code: ""})},
+	}
+	for _, tt := range tests {
+		if tt.key == base {
+			t.Errorf("changing the %s did not change the cache key", tt.desc)
+		}
+	}
+	if again := cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, src); again != base {
+		t.Errorf("cache key is not stable: %s then %s", base, again)
+	}
+}
+
+func TestCompileFlags(t *testing.T) {
+	got := strings.Join(compileFlags(CompileOptions{Defines: []string{"TILE=32"}, Flags: []string{"--use_fast_math"}}), " ")
+	want := "--gpu-architecture=sm_90 --std=c++17 --ptxas-options=-v -DTILE=32 --use_fast_math"
+	if got != want {
+		t.Errorf("compileFlags = %q, want %q", got, want)
+	}
+}
+
+func TestParsePtxasLog(t *testing.T) {
+	log := `ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'tiled' for 'sm_90'
+ptxas info    : Function properties for tiled
+ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem, 380 bytes cmem[0]
+ptxas info    : Compiling entry function 'naive' for 'sm_90'
+ptxas info    : Function properties for naive
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, 380 bytes cmem[0]`
+	got := parsePtxasLog(log)
+	want := []KernelResources{
+		{Name: "tiled", Registers: 40, SharedStatic: 8192, StackFrame: 16, SpillStores: 8, SpillLoads: 12},
+		{Name: "naive", Registers: 12},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("parsePtxasLog = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("kernel %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestCompileErrorLine(t *testing.T) {
+	log := "k.cu(7): warning #177-D: variable \"z\" was declared but never referenced\nk.cu(12): error: identifier \"y\" is undefined\n\n1 error detected in the compilation of \"k.cu\"."
+	e := newCompileError("k.cu", log, nil)
+	if e.Line != 12 || e.Msg != `identifier "y" is undefined` {
+		t.Errorf("newCompileError: line %d msg %q, want 12 %q", e.Line, e.Msg, `identifier "y" is undefined`)
+	}
+	if !strings.HasPrefix(e.Error(), "gpu: nvrtc: k.cu:12: identifier \"y\" is undefined\n") {
+		t.Errorf("Error() = %q", e.Error())
+	}
+}
+
+// needNVRTC skips where libnvrtc is missing.
+func needNVRTC(t *testing.T) {
+	t.Helper()
+	if _, err := NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC (Debian: apt-get install libnvrtc11.2): %v", err)
+	}
+}
+
+const vaddSource = `extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) c[i] = a[i] + b[i];
+}
+`
+
+func TestCompileWithNVRTC(t *testing.T) {
+	needNVRTC(t)
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	src := Source{Name: "vadd.cu", Code: vaddSource}
+	img, err := Compile(src, CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Cached || len(img.CUBIN) == 0 || img.Arch != "sm_90" {
+		t.Errorf("first compile: cached %v, %d bytes, arch %s", img.Cached, len(img.CUBIN), img.Arch)
+	}
+	k, ok := img.Kernel("vadd")
+	if !ok || k.Registers <= 0 || k.SpillStores != 0 {
+		t.Errorf("resources of vadd = %+v, %v; want registers > 0 and no spills", k, ok)
+	}
+	again, err := Compile(src, CompileOptions{})
+	if err != nil || !again.Cached || string(again.CUBIN) != string(img.CUBIN) || again.Key != img.Key {
+		t.Errorf("second compile: err %v cached %v same bytes %v", err, again.Cached, string(again.CUBIN) == string(img.CUBIN))
+	}
+	if _, ok := again.Kernel("vadd"); !ok {
+		t.Errorf("cached image lost its resources: %+v", again.Kernels)
+	}
+}
+
+func TestCompileErrorWithNVRTC(t *testing.T) {
+	needNVRTC(t)
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	code := "extern \"C\" __global__ void broken(float* x) {\n\tint i = threadIdx.x;\n\tx[i] = y;\n}\n"
+	_, err := Compile(Source{Name: "broken.cu", Code: code}, CompileOptions{})
+	var ce *CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Compile(broken) = %v, want a *CompileError", err)
+	}
+	if ce.Line != 3 || !strings.Contains(ce.Msg, `"y" is undefined`) {
+		t.Errorf("compile error at line %d: %q; want line 3, y undefined", ce.Line, ce.Msg)
+	}
+	if !strings.HasPrefix(err.Error(), "gpu: nvrtc: broken.cu:3: ") {
+		t.Errorf("Error() = %q", err)
+	}
+	entries, _ := os.ReadDir(os.Getenv("CUDAREPL_CACHE"))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".cubin") {
+			t.Errorf("a failed compile left %s in the cache", e.Name())
+		}
+	}
+}

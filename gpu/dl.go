@@ -1,0 +1,108 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/ebitengine/purego"
+)
+
+// library is a shared object opened with dlopen.
+type library struct {
+	name   string // the file name that opened, e.g. "libnvrtc.so.13"
+	handle uintptr
+}
+
+// cudaLibDirs lists the folders searched after the loader's own path, for
+// toolkits installed where ld.so.cache does not look.
+func cudaLibDirs() []string {
+	var dirs []string
+	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
+		if d := os.Getenv(env); d != "" {
+			dirs = append(dirs, filepath.Join(d, "lib64"), filepath.Join(d, "lib"))
+		}
+	}
+	return append(dirs,
+		"/usr/local/cuda/lib64",
+		"/usr/local/cuda/targets/x86_64-linux/lib",
+		"/usr/local/cuda/targets/sbsa-linux/lib",
+		"/usr/lib/x86_64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu",
+		"/usr/lib64",
+		"/usr/local/nvidia/lib64",
+	)
+}
+
+// openLibrary opens the first of names that loads, trying each bare name
+// (the loader's search path) and then each name in cudaLibDirs. Failing, it
+// says "<what> (<names>)", then "; <hint>" if there is one.
+func openLibrary(what, hint string, names ...string) (*library, error) {
+	var tried []string
+	var firstErr error
+	attempt := func(path string) *library {
+		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return nil
+		}
+		return &library{name: filepath.Base(path), handle: h}
+	}
+	for _, n := range names {
+		tried = append(tried, n)
+		if l := attempt(n); l != nil {
+			return l, nil
+		}
+	}
+	for _, d := range cudaLibDirs() {
+		for _, n := range names {
+			p := filepath.Join(d, n)
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			if l := attempt(p); l != nil {
+				return l, nil
+			}
+		}
+	}
+	reason := fmt.Sprintf("%s (%s)", what, strings.Join(tried, ", "))
+	if hint != "" {
+		reason += "; " + hint
+	}
+	return nil, &UnavailableError{Reason: reason, Err: firstErr}
+}
+
+// bind registers each C symbol into its Go function pointer. Symbols in
+// optional may be missing (older library versions); the others may not.
+func (l *library) bind(syms map[string]any, optional ...string) error {
+	opt := map[string]bool{}
+	for _, o := range optional {
+		opt[o] = true
+	}
+	for name, fptr := range syms {
+		addr, err := purego.Dlsym(l.handle, name)
+		if err != nil {
+			if opt[name] {
+				continue
+			}
+			return &UnavailableError{Reason: fmt.Sprintf("%s has no symbol %s; it is too old", l.name, name), Err: err}
+		}
+		purego.RegisterFunc(fptr, addr)
+	}
+	return nil
+}
+
+// goString copies a NUL-terminated C string.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	var b []byte
+	for q := p; *q != 0; q = nextByte(q) {
+		b = append(b, *q)
+	}
+	return string(b)
+}

@@ -1,0 +1,42 @@
+// Package gpu runs CUDA from Go without cgo.
+//
+// It loads the NVIDIA driver (libcuda.so.1), NVRTC (libnvrtc.so.13, .12 or
+// .11.2) and cuBLAS (libcublas.so.13, .12 or .11) at run time with
+// github.com/ebitengine/purego, so a binary built with CGO_ENABLED=0 on a
+// machine without CUDA runs on any machine with a CUDA 11.8–13 driver.
+// It never links CUDA at build time, and importing it never panics or exits:
+// where no driver or no GPU is found, [Open] returns an error that says so in
+// one sentence and wraps [ErrNoGPU].
+//
+// Device work runs in a worker: [Open] starts the running executable again as
+// a child process whose only job is to own the CUDA context, and returns a
+// [Device] that forwards each call to it. A kernel that writes out of bounds
+// (which poisons a CUDA context for good), never finishes, or kills its
+// process costs one error naming the kernel and the cause; the next call
+// starts a fresh worker. Whole measurements ([Device.Bench]) run inside the
+// worker, so the pipe between the processes never enters a timing.
+// [OpenInProcess] gives the same [Device] without the worker, for programs
+// that want the lowest overhead and accept that a fault ends them.
+//
+// Kernels are CUDA C compiled by NVRTC ([Compile]), which needs no GPU:
+// compiled images are cached on disk, and the ptxas report of each kernel's
+// registers, shared memory and spills comes with them.
+//
+// # Type Conversions
+//
+// The C types of the CUDA libraries map to Go as follows.
+//
+//	CUresult, nvrtcResult, cublasStatus_t  ⇔  error (*CUDAError, *CompileError)
+//	CUdeviceptr                            ⇔  DevicePtr
+//	void* host memory from cuMemHostAlloc  ⇔  HostPtr
+//	CUfunction (with its module)           ⇔  Kernel
+//	CUgraphExec                            ⇔  Graph
+//	dim3 grid, block                       ⇔  Dim3
+//	kernel parameter (void**)              ⇔  []Arg (Int32, Uint32, Int64, Float32, Float64, Ptr)
+//	cudaDataType                           ⇔  DType
+//	cublasComputeType_t                    ⇔  Compute
+//	float elapsed milliseconds (events)    ⇔  time.Duration
+//
+// Memory handed to C (kernel parameter arrays, host scalars, strings) is
+// pinned with runtime.Pinner for the length of the call that reads it.
+package gpu

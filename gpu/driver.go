@@ -1,0 +1,169 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// cuResult is CUresult.
+type cuResult int32
+
+// driverAPI holds the driver API entry points used here, bound from
+// libcuda.so.1. Versioned symbols (_v2) are the ones the driver keeps stable.
+// See https://docs.nvidia.com/cuda/cuda-driver-api/.
+type driverAPI struct {
+	lib *library
+
+	cuInit                    func(flags uint32) cuResult
+	cuDriverGetVersion        func(v *int32) cuResult
+	cuGetErrorName            func(r cuResult, s **byte) cuResult
+	cuGetErrorString          func(r cuResult, s **byte) cuResult
+	cuDeviceGetCount          func(n *int32) cuResult
+	cuDeviceGet               func(d *int32, ordinal int32) cuResult
+	cuDeviceGetName           func(name *byte, n int32, d int32) cuResult
+	cuDeviceGetAttribute      func(v *int32, attr int32, d int32) cuResult
+	cuDeviceTotalMem          func(bytes *uint64, d int32) cuResult
+	cuDevicePrimaryCtxRetain  func(ctx *uintptr, d int32) cuResult
+	cuDevicePrimaryCtxRelease func(d int32) cuResult
+	cuCtxSetCurrent           func(ctx uintptr) cuResult
+	cuCtxSynchronize          func() cuResult
+
+	cuMemGetInfo      func(free, total *uint64) cuResult
+	cuMemAlloc        func(p *uint64, bytes uint64) cuResult
+	cuMemFree         func(p uint64) cuResult
+	cuMemHostAlloc    func(p *unsafe.Pointer, bytes uint64, flags uint32) cuResult
+	cuMemFreeHost     func(p unsafe.Pointer) cuResult
+	cuMemcpyHtoD      func(dst uint64, src uintptr, bytes uint64) cuResult
+	cuMemcpyDtoH      func(dst uintptr, src uint64, bytes uint64) cuResult
+	cuMemcpyDtoD      func(dst, src uint64, bytes uint64) cuResult
+	cuMemcpyHtoDAsync func(dst uint64, src uintptr, bytes uint64, s uintptr) cuResult
+	cuMemcpyDtoHAsync func(dst uintptr, src uint64, bytes uint64, s uintptr) cuResult
+	cuMemcpyDtoDAsync func(dst, src uint64, bytes uint64, s uintptr) cuResult
+	cuMemsetD32Async  func(dst uint64, v uint32, n uint64, s uintptr) cuResult
+	cuMemsetD8Async   func(dst uint64, v uint8, n uint64, s uintptr) cuResult
+
+	cuModuleLoadData                            func(m *uintptr, image *byte) cuResult
+	cuModuleUnload                              func(m uintptr) cuResult
+	cuModuleGetFunction                         func(f *uintptr, m uintptr, name string) cuResult
+	cuFuncGetAttribute                          func(v *int32, attr int32, f uintptr) cuResult
+	cuFuncSetAttribute                          func(f uintptr, attr int32, v int32) cuResult
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(n *int32, f uintptr, block int32, dynSmem uint64) cuResult
+	cuLaunchKernel                              func(f uintptr, gx, gy, gz, bx, by, bz, smem uint32, s uintptr, params *uintptr, extra uintptr) cuResult
+
+	cuStreamCreate      func(s *uintptr, flags uint32) cuResult
+	cuStreamDestroy     func(s uintptr) cuResult
+	cuStreamSynchronize func(s uintptr) cuResult
+	cuEventCreate       func(e *uintptr, flags uint32) cuResult
+	cuEventDestroy      func(e uintptr) cuResult
+	cuEventRecord       func(e, s uintptr) cuResult
+	cuEventSynchronize  func(e uintptr) cuResult
+	cuEventElapsedTime  func(ms *float32, start, end uintptr) cuResult
+
+	cuStreamBeginCapture func(s uintptr, mode int32) cuResult
+	cuStreamEndCapture   func(s uintptr, g *uintptr) cuResult
+	cuGraphInstantiate   func(exec *uintptr, g uintptr, flags uint64) cuResult
+	cuGraphLaunch        func(exec, s uintptr) cuResult
+	cuGraphExecDestroy   func(exec uintptr) cuResult
+	cuGraphDestroy       func(g uintptr) cuResult
+}
+
+var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
+	lib, err := openLibrary("no NVIDIA driver found", "", "libcuda.so.1")
+	if err != nil {
+		return nil, err
+	}
+	d := &driverAPI{lib: lib}
+	err = lib.bind(map[string]any{
+		"cuInit":                       &d.cuInit,
+		"cuDriverGetVersion":           &d.cuDriverGetVersion,
+		"cuGetErrorName":               &d.cuGetErrorName,
+		"cuGetErrorString":             &d.cuGetErrorString,
+		"cuDeviceGetCount":             &d.cuDeviceGetCount,
+		"cuDeviceGet":                  &d.cuDeviceGet,
+		"cuDeviceGetName":              &d.cuDeviceGetName,
+		"cuDeviceGetAttribute":         &d.cuDeviceGetAttribute,
+		"cuDeviceTotalMem_v2":          &d.cuDeviceTotalMem,
+		"cuDevicePrimaryCtxRetain":     &d.cuDevicePrimaryCtxRetain,
+		"cuDevicePrimaryCtxRelease_v2": &d.cuDevicePrimaryCtxRelease,
+		"cuCtxSetCurrent":              &d.cuCtxSetCurrent,
+		"cuCtxSynchronize":             &d.cuCtxSynchronize,
+		"cuMemGetInfo_v2":              &d.cuMemGetInfo,
+		"cuMemAlloc_v2":                &d.cuMemAlloc,
+		"cuMemFree_v2":                 &d.cuMemFree,
+		"cuMemHostAlloc":               &d.cuMemHostAlloc,
+		"cuMemFreeHost":                &d.cuMemFreeHost,
+		"cuMemcpyHtoD_v2":              &d.cuMemcpyHtoD,
+		"cuMemcpyDtoH_v2":              &d.cuMemcpyDtoH,
+		"cuMemcpyDtoD_v2":              &d.cuMemcpyDtoD,
+		"cuMemcpyHtoDAsync_v2":         &d.cuMemcpyHtoDAsync,
+		"cuMemcpyDtoHAsync_v2":         &d.cuMemcpyDtoHAsync,
+		"cuMemcpyDtoDAsync_v2":         &d.cuMemcpyDtoDAsync,
+		"cuMemsetD32Async":             &d.cuMemsetD32Async,
+		"cuMemsetD8Async":              &d.cuMemsetD8Async,
+		"cuModuleLoadData":             &d.cuModuleLoadData,
+		"cuModuleUnload":               &d.cuModuleUnload,
+		"cuModuleGetFunction":          &d.cuModuleGetFunction,
+		"cuFuncGetAttribute":           &d.cuFuncGetAttribute,
+		"cuFuncSetAttribute":           &d.cuFuncSetAttribute,
+		"cuOccupancyMaxActiveBlocksPerMultiprocessor": &d.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+		"cuLaunchKernel":              &d.cuLaunchKernel,
+		"cuStreamCreate":              &d.cuStreamCreate,
+		"cuStreamDestroy_v2":          &d.cuStreamDestroy,
+		"cuStreamSynchronize":         &d.cuStreamSynchronize,
+		"cuEventCreate":               &d.cuEventCreate,
+		"cuEventDestroy_v2":           &d.cuEventDestroy,
+		"cuEventRecord":               &d.cuEventRecord,
+		"cuEventSynchronize":          &d.cuEventSynchronize,
+		"cuEventElapsedTime":          &d.cuEventElapsedTime,
+		"cuStreamBeginCapture_v2":     &d.cuStreamBeginCapture,
+		"cuStreamEndCapture":          &d.cuStreamEndCapture,
+		"cuGraphInstantiateWithFlags": &d.cuGraphInstantiate,
+		"cuGraphLaunch":               &d.cuGraphLaunch,
+		"cuGraphExecDestroy":          &d.cuGraphExecDestroy,
+		"cuGraphDestroy":              &d.cuGraphDestroy,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+})
+
+// check turns a CUresult into nil or a *CUDAError naming call and detail.
+func (d *driverAPI) check(r cuResult, call, detail string) error {
+	if r == 0 {
+		return nil
+	}
+	e := &CUDAError{Call: call, Detail: detail, Code: int(r), Name: fmt.Sprintf("CUresult(%d)", r)}
+	var s *byte
+	if d.cuGetErrorName(r, &s) == 0 {
+		e.Name = goString(s)
+	}
+	if d.cuGetErrorString(r, &s) == 0 {
+		e.Msg = goString(s)
+	}
+	return e
+}
+
+// kernelModuleVersion reads the NVIDIA kernel module's release, e.g.
+// "580.159.04", or "" where the file is missing.
+func kernelModuleVersion() string {
+	b, err := os.ReadFile("/proc/driver/nvidia/version")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	for i, w := range f {
+		if w == "Kernel" && i+2 < len(f) && f[i+1] == "Module" {
+			return f[i+2]
+		}
+	}
+	return ""
+}
+
+// cudaVersionString formats a driver API version such as 13000 as "13.0".
+func cudaVersionString(v int) string {
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}

@@ -1,0 +1,142 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Bench describes a measurement. Each repetition enqueues one list of ops
+// between two CUDA events; with more than one list, repetition i runs
+// Ops[i%len(Ops)], so that inputs rotate through buffers that do not all
+// fit in L2.
+type Bench struct {
+	Name     string // shown in errors and progress, e.g. "vadd n=2^26"
+	Ops      [][]Op
+	Warmup   int  // untimed repetitions first; 3 when 0, none when negative
+	Reps     int  // timed repetitions; 20 when 0
+	FlushL2  bool // overwrite an L2-sized buffer before each repetition (not timed)
+	HostWall bool // also time, on the host, how long enqueueing each repetition takes
+
+	// Progress, if set, is called after each repetition, warm-up included,
+	// with the number done and the total. It runs in the caller's process.
+	Progress func(done, total int)
+}
+
+func (b *Bench) defaults() error {
+	if len(b.Ops) == 0 {
+		return fmt.Errorf("gpu: bench %q: no ops to time", b.Name)
+	}
+	for i, ops := range b.Ops {
+		if len(ops) == 0 {
+			return fmt.Errorf("gpu: bench %q: op list %d is empty", b.Name, i)
+		}
+	}
+	if b.Warmup == 0 {
+		b.Warmup = 3
+	}
+	if b.Warmup < 0 {
+		b.Warmup = 0
+	}
+	if b.Reps == 0 {
+		b.Reps = 20
+	}
+	if b.Reps < 0 {
+		return fmt.Errorf("gpu: bench %q: %d repetitions", b.Name, b.Reps)
+	}
+	if b.Name == "" {
+		b.Name = describeOps(b.Ops[0])
+	}
+	return nil
+}
+
+// Timing is what Bench measured: one sample per timed repetition.
+type Timing struct {
+	Name   string
+	Device []time.Duration // between the CUDA events around each repetition
+	Host   []time.Duration // host wall time to enqueue each repetition (Bench.HostWall)
+}
+
+// Stats summarizes the device times.
+func (t Timing) Stats() Stats { return Summarize(t.Device) }
+
+// HostStats summarizes the host enqueue times.
+func (t Timing) HostStats() Stats { return Summarize(t.Host) }
+
+// Stats is a summary of repeated timings.
+type Stats struct {
+	N                int
+	Median, Min, Max time.Duration
+	Mean, StdDev     time.Duration
+	P10, P90         time.Duration // 10th and 90th percentiles
+}
+
+// Summarize computes Stats of samples; the zero Stats for none. Percentiles
+// interpolate linearly between the two nearest samples.
+func Summarize(samples []time.Duration) Stats {
+	if len(samples) == 0 {
+		return Stats{}
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += float64(v)
+	}
+	mean := sum / float64(len(s))
+	var ss float64
+	for _, v := range s {
+		ss += (float64(v) - mean) * (float64(v) - mean)
+	}
+	std := 0.0
+	if len(s) > 1 {
+		std = math.Sqrt(ss / float64(len(s)-1))
+	}
+	return Stats{
+		N: len(s), Min: s[0], Max: s[len(s)-1],
+		Median: percentile(s, 0.5), P10: percentile(s, 0.1), P90: percentile(s, 0.9),
+		Mean: time.Duration(math.Round(mean)), StdDev: time.Duration(math.Round(std)),
+	}
+}
+
+// percentile of sorted s, q in [0,1].
+func percentile(s []time.Duration, q float64) time.Duration {
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	frac := pos - float64(lo)
+	return time.Duration(math.Round(float64(s[lo]) + frac*float64(s[hi]-s[lo])))
+}
+
+// Spread is (P90−P10)/Median, a unitless measure of how noisy the samples
+// are; 0 for none.
+func (s Stats) Spread() float64 {
+	if s.Median == 0 {
+		return 0
+	}
+	return float64(s.P90-s.P10) / float64(s.Median)
+}
+
+// Rate returns work per second at the median time, e.g. bytes/s or FLOP/s
+// for work bytes or FLOPs per repetition; 0 when there is no sample.
+func (s Stats) Rate(work float64) float64 {
+	if s.Median <= 0 {
+		return 0
+	}
+	return work / s.Median.Seconds()
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("median %s (min %s, max %s, n=%d)", fmtDur(s.Median), fmtDur(s.Min), fmtDur(s.Max), s.N)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.2f µs", float64(d)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.3f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.3f s", d.Seconds())
+}

@@ -1,0 +1,155 @@
+package gpu
+
+import (
+	"fmt"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// nvrtcAPI holds the NVRTC entry points, bound from libnvrtc.
+// See https://docs.nvidia.com/cuda/nvrtc/.
+type nvrtcAPI struct {
+	lib     *library
+	version string // e.g. "11.8"
+
+	nvrtcVersion           func(major, minor *int32) int32
+	nvrtcGetErrorString    func(r int32) *byte
+	nvrtcCreateProgram     func(prog *uintptr, src, name string, nHeaders int32, headers, names uintptr) int32
+	nvrtcCompileProgram    func(prog uintptr, nOpts int32, opts *uintptr) int32
+	nvrtcGetProgramLogSize func(prog uintptr, n *uint64) int32
+	nvrtcGetProgramLog     func(prog uintptr, log *byte) int32
+	nvrtcGetCUBINSize      func(prog uintptr, n *uint64) int32
+	nvrtcGetCUBIN          func(prog uintptr, out *byte) int32
+	nvrtcGetPTXSize        func(prog uintptr, n *uint64) int32
+	nvrtcGetPTX            func(prog uintptr, out *byte) int32
+	nvrtcDestroyProgram    func(prog *uintptr) int32
+}
+
+var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
+	lib, err := openLibrary("NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
+		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
+	if err != nil {
+		return nil, err
+	}
+	n := &nvrtcAPI{lib: lib}
+	err = lib.bind(map[string]any{
+		"nvrtcVersion":           &n.nvrtcVersion,
+		"nvrtcGetErrorString":    &n.nvrtcGetErrorString,
+		"nvrtcCreateProgram":     &n.nvrtcCreateProgram,
+		"nvrtcCompileProgram":    &n.nvrtcCompileProgram,
+		"nvrtcGetProgramLogSize": &n.nvrtcGetProgramLogSize,
+		"nvrtcGetProgramLog":     &n.nvrtcGetProgramLog,
+		"nvrtcGetCUBINSize":      &n.nvrtcGetCUBINSize,
+		"nvrtcGetCUBIN":          &n.nvrtcGetCUBIN,
+		"nvrtcGetPTXSize":        &n.nvrtcGetPTXSize,
+		"nvrtcGetPTX":            &n.nvrtcGetPTX,
+		"nvrtcDestroyProgram":    &n.nvrtcDestroyProgram,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var major, minor int32
+	if r := n.nvrtcVersion(&major, &minor); r != 0 {
+		return nil, n.check(r, "nvrtcVersion")
+	}
+	n.version = fmt.Sprintf("%d.%d", major, minor)
+	return n, nil
+})
+
+// NVRTCVersion returns the version of the NVRTC that Compile uses, e.g.
+// "13.0", or an error wrapping ErrNoGPU's cousin, an *UnavailableError.
+func NVRTCVersion() (string, error) {
+	n, err := loadNVRTC()
+	if err != nil {
+		return "", err
+	}
+	return n.version, nil
+}
+
+func (n *nvrtcAPI) check(r int32, call string) error {
+	if r == 0 {
+		return nil
+	}
+	return &CUDAError{Call: call, Code: int(r), Name: goString(n.nvrtcGetErrorString(r))}
+}
+
+// compile runs NVRTC on src and returns the CUBIN and the log.
+func (n *nvrtcAPI) compile(name, src string, opts []string) (cubin []byte, log string, err error) {
+	var prog uintptr
+	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
+		return nil, "", err
+	}
+	defer n.nvrtcDestroyProgram(&prog)
+
+	cstrs := make([][]byte, len(opts))
+	ptrs := make([]uintptr, len(opts)+1)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	for i, o := range opts {
+		cstrs[i] = cString(o)
+		pin.Pin(&cstrs[i][0])
+		ptrs[i] = uintptr(unsafe.Pointer(&cstrs[i][0]))
+	}
+	pin.Pin(&ptrs[0])
+	res := n.nvrtcCompileProgram(prog, int32(len(opts)), &ptrs[0])
+
+	var logSize uint64
+	if n.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1 {
+		buf := make([]byte, logSize)
+		if n.nvrtcGetProgramLog(prog, &buf[0]) == 0 {
+			log = strings.TrimRight(string(buf[:logSize-1]), "\n")
+		}
+	}
+	if res != 0 {
+		return nil, log, newCompileError(name, log, n.check(res, "nvrtcCompileProgram"))
+	}
+	var size uint64
+	if err := n.check(n.nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize"); err != nil {
+		return nil, log, err
+	}
+	if size == 0 {
+		return nil, log, fmt.Errorf("gpu: nvrtc: %s: no CUBIN produced (was a virtual architecture compute_XX given?)", name)
+	}
+	cubin = make([]byte, size)
+	if err := n.check(n.nvrtcGetCUBIN(prog, &cubin[0]), "nvrtcGetCUBIN"); err != nil {
+		return nil, log, err
+	}
+	return cubin, log, nil
+}
+
+// CompileError is a CUDA C source that NVRTC rejected. Error gives the first
+// error as file:line: message, followed by the whole log.
+type CompileError struct {
+	File string // the source name given to Compile
+	Line int    // line of the first error, 0 if the log names none
+	Msg  string // the first error's message
+	Log  string // NVRTC's whole log
+}
+
+var nvrtcErrLine = regexp.MustCompile(`(?m)^(.*)\((\d+)\): (?:catastrophic )?error[^:]*: (.*)$`)
+
+func newCompileError(name, log string, cause error) *CompileError {
+	e := &CompileError{File: name, Log: log}
+	if m := nvrtcErrLine.FindStringSubmatch(log); m != nil {
+		e.Line, _ = strconv.Atoi(m[2])
+		e.Msg = strings.TrimSpace(m[3])
+	} else if cause != nil {
+		e.Msg = cause.Error()
+	}
+	return e
+}
+
+func (e *CompileError) Error() string {
+	head := fmt.Sprintf("gpu: nvrtc: %s: %s", e.File, e.Msg)
+	if e.Line > 0 {
+		head = fmt.Sprintf("gpu: nvrtc: %s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	if e.Log == "" {
+		return head
+	}
+	return head + "\n" + e.Log
+}

@@ -1,0 +1,104 @@
+package gpu
+
+import (
+	"encoding/gob"
+	"fmt"
+	"strings"
+)
+
+// Op is one piece of device work that Run, Capture and Bench enqueue:
+// a Launch, a GEMM, a Copy, a Memset or a GraphOp.
+type Op interface {
+	opName() string
+}
+
+// Copy moves Bytes between host memory from AllocHost and device memory, or
+// within device memory (cuMemcpy*Async_v2).
+type Copy struct {
+	Kind     CopyKind
+	Dst, Src uint64 // a DevicePtr or a HostPtr, as Kind says
+	Bytes    int64
+}
+
+// CopyKind is the direction of a Copy.
+type CopyKind int
+
+// The copy directions.
+const (
+	HostToDevice CopyKind = iota + 1
+	DeviceToHost
+	DeviceToDevice
+)
+
+// Memset fills Count 32-bit words at Dst with Value (cuMemsetD32Async).
+type Memset struct {
+	Dst   DevicePtr
+	Value uint32
+	Count int64
+}
+
+// GraphOp replays a captured graph (cuGraphLaunch).
+type GraphOp struct{ Graph Graph }
+
+// GEMM is C = Alpha·op(A)·op(B) + Beta·C through cuBLAS, with every matrix
+// row-major (as in C and Go): A is M×K (K×M when TransA), B is K×N (N×K
+// when TransB), C is M×N. With Batch > 1 it is a strided batched GEMM whose
+// i-th problem starts Stride elements after the (i-1)-th.
+type GEMM struct {
+	M, N, K        int
+	A, B, C        DevicePtr
+	TransA, TransB bool
+	Alpha, Beta    float32
+	Type           DType   // of A and B: FP32, FP16 or BF16
+	OutType        DType   // of C; Type when 0
+	Compute        Compute // Compute32F when 0
+	Batch          int
+	StrideA        int64
+	StrideB        int64
+	StrideC        int64
+}
+
+func (l Launch) opName() string  { return l.Kernel.Name }
+func (c Copy) opName() string    { return "copy " + c.Kind.String() }
+func (m Memset) opName() string  { return "memset" }
+func (g GraphOp) opName() string { return fmt.Sprintf("graph of %d ops", g.Graph.Ops) }
+func (g GEMM) opName() string {
+	return fmt.Sprintf("gemm %dx%dx%d %s", g.M, g.N, g.K, g.Type)
+}
+
+func (k CopyKind) String() string {
+	switch k {
+	case HostToDevice:
+		return "host→device"
+	case DeviceToHost:
+		return "device→host"
+	case DeviceToDevice:
+		return "device→device"
+	}
+	return fmt.Sprintf("CopyKind(%d)", int(k))
+}
+
+// describeOps names a list of ops for an error message.
+func describeOps(ops []Op) string {
+	if len(ops) == 1 {
+		return ops[0].opName()
+	}
+	names := []string{}
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if n := op.opName(); !seen[n] && len(names) < 3 {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return fmt.Sprintf("%d ops (%s)", len(ops), strings.Join(names, ", "))
+}
+
+func init() {
+	// Ops cross the pipe to the worker inside interface values.
+	gob.Register(Launch{})
+	gob.Register(Copy{})
+	gob.Register(Memset{})
+	gob.Register(GraphOp{})
+	gob.Register(GEMM{})
+}

@@ -1,0 +1,288 @@
+package gpu
+
+import (
+	"bufio"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+// DefaultTimeout is how long a Worker call may run without finishing or
+// reporting progress before the worker is taken to be hung.
+const DefaultTimeout = 10 * time.Second
+
+// Options configures Open.
+type Options struct {
+	// Timeout is how long one call may go without finishing or reporting
+	// progress; DefaultTimeout when 0. A kernel that runs longer is
+	// stopped by killing the worker.
+	Timeout time.Duration
+	// Stderr receives what the worker prints; os.Stderr when nil.
+	Stderr io.Writer
+
+	backend string // what the worker serves; "gpu" when empty (tests use fakes)
+}
+
+// Worker is a Device whose calls run in a child process: the running
+// executable started again as a worker. When a call faults, passes the time
+// limit or kills the worker, the call returns a *WorkerError and a fresh
+// worker is started; kernels loaded before are loaded again on their next
+// use, device memory and graphs are gone.
+type Worker struct {
+	opts Options
+
+	mu       sync.Mutex
+	p        *proc
+	info     DeviceInfo
+	restarts int
+	images   map[string]*Image  // every image loaded, to reload after a restart
+	loaded   map[kernelKey]bool // kernels loaded in the current process
+	closed   bool
+}
+
+// proc is one running worker process.
+type proc struct {
+	cmd     *exec.Cmd
+	calls   io.WriteCloser
+	enc     *gob.Encoder
+	bw      *bufio.Writer
+	replies chan reply // closed when the worker's pipe ends
+	exited  chan struct{}
+	waitErr error // set before exited closes
+}
+
+// Open starts a worker process for GPU 0 and returns it once the worker has
+// opened the device. Without a driver or a GPU it returns the worker's one-
+// sentence *UnavailableError, which wraps ErrNoGPU.
+func Open(opts ...Options) (*Worker, error) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.backend == "" {
+		o.backend = "gpu"
+	}
+	w := &Worker{opts: o, images: map[string]*Image{}, loaded: map[kernelKey]bool{}}
+	p, info, err := w.start()
+	if err != nil {
+		return nil, err
+	}
+	w.p, w.info = p, info
+	return w, nil
+}
+
+// helloTimeout bounds a worker's start: loading the driver and cuInit.
+const helloTimeout = 60 * time.Second
+
+// start runs a new worker process and reads its hello.
+func (w *Worker) start() (*proc, DeviceInfo, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
+	}
+	callsR, callsW, err := os.Pipe()
+	if err != nil {
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
+	}
+	repliesR, repliesW, err := os.Pipe()
+	if err != nil {
+		callsR.Close()
+		callsW.Close()
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), workerEnv+"="+w.opts.backend)
+	cmd.ExtraFiles = []*os.File{callsR, repliesW} // fd 3, fd 4
+	cmd.Stdout, cmd.Stderr = w.opts.Stderr, w.opts.Stderr
+	cmd.SysProcAttr = workerSysProcAttr()
+	err = cmd.Start()
+	callsR.Close()
+	repliesW.Close()
+	if err != nil {
+		callsW.Close()
+		repliesR.Close()
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker %s: %w", exe, err)
+	}
+	bw := bufio.NewWriter(callsW)
+	p := &proc{cmd: cmd, calls: callsW, bw: bw, enc: gob.NewEncoder(bw),
+		replies: make(chan reply, 16), exited: make(chan struct{})}
+	go func() {
+		dec := gob.NewDecoder(bufio.NewReader(repliesR))
+		for {
+			var r reply
+			if err := dec.Decode(&r); err != nil {
+				break
+			}
+			p.replies <- r
+		}
+		close(p.replies)
+		repliesR.Close()
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+
+	select {
+	case r, ok := <-p.replies:
+		if !ok {
+			p.kill()
+			return nil, DeviceInfo{}, fmt.Errorf("gpu: worker exited before it was ready (%s)", p.exitCause())
+		}
+		if err := r.Err.err(); err != nil {
+			p.stop()
+			return nil, DeviceInfo{}, err
+		}
+		return p, r.Info, nil
+	case <-time.After(helloTimeout):
+		p.kill()
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: worker did not open the device within %s", helloTimeout)
+	}
+}
+
+// kill ends the process and waits (briefly) for it to be reaped.
+func (p *proc) kill() {
+	p.calls.Close()
+	p.cmd.Process.Kill()
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		// A process stuck in the driver is reaped in the background.
+	}
+}
+
+// stop asks the worker to finish by closing its calls pipe, then kills it
+// if it does not exit soon.
+func (p *proc) stop() {
+	p.calls.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		p.kill()
+	}
+}
+
+// exitCause describes how the worker ended, e.g. "signal: killed".
+func (p *proc) exitCause() string {
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+		return "still running"
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.waitErr.Error()
+}
+
+// Info describes the GPU.
+func (w *Worker) Info() DeviceInfo { return w.info }
+
+// Restarts returns how many times a fresh worker has been started.
+func (w *Worker) Restarts() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.restarts
+}
+
+// Close stops the worker.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.p != nil {
+		w.p.stop()
+		w.p = nil
+	}
+	return nil
+}
+
+// restart replaces a failed worker; with w.mu held.
+func (w *Worker) restart() error {
+	w.p = nil
+	w.loaded = map[kernelKey]bool{}
+	p, info, err := w.start()
+	if err != nil {
+		return err
+	}
+	w.p, w.info = p, info
+	w.restarts++
+	return nil
+}
+
+// call sends c and waits for its reply; with w.mu held. op names the work
+// for error messages. Progress replies reset the time limit.
+func (w *Worker) call(op string, c call, progress func(done, total int)) (reply, error) {
+	if w.closed {
+		return reply{}, errors.New("gpu: device is closed")
+	}
+	if w.p == nil {
+		if err := w.restart(); err != nil {
+			return reply{}, fmt.Errorf("gpu: %s: no worker: %w", op, err)
+		}
+	}
+	p := w.p
+	if err := p.enc.Encode(c); err == nil {
+		err = p.bw.Flush()
+	}
+	timer := time.NewTimer(w.opts.Timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case r, ok := <-p.replies:
+			if !ok {
+				return reply{}, w.failed(op, "killed the worker ("+p.exitCause()+")", nil)
+			}
+			if r.Progress {
+				if progress != nil {
+					progress(r.Done, r.Total)
+				}
+				timer.Reset(w.opts.Timeout)
+				continue
+			}
+			err := r.Err.err()
+			if isSticky(err) {
+				return r, w.failed(op, "faulted", err)
+			}
+			return r, err
+		case <-timer.C:
+			p.kill()
+			return reply{}, w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
+		}
+	}
+}
+
+// failed restarts the worker after op failed and returns the error to give
+// the caller; with w.mu held.
+func (w *Worker) failed(op, cause string, err error) error {
+	w.p.kill()
+	if err != nil {
+		var ce *CUDAError
+		if errors.As(err, &ce) {
+			cause += ": " + ce.Name
+		}
+	}
+	werr := &WorkerError{Op: op, Cause: cause, Err: err}
+	if rerr := w.restart(); rerr != nil {
+		return fmt.Errorf("%w; restarting it failed: %v", werr, rerr)
+	}
+	return werr
+}

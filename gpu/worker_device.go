@@ -1,0 +1,175 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MemInfo returns the free and total device memory in bytes.
+func (w *Worker) MemInfo() (free, total int64, err error) {
+	r, err := w.do("meminfo", call{Method: "MemInfo"})
+	return r.N1, r.N2, err
+}
+
+// Alloc allocates bytes of device memory.
+func (w *Worker) Alloc(bytes int64) (DevicePtr, error) {
+	r, err := w.do(fmt.Sprintf("alloc %d bytes", bytes), call{Method: "Alloc", Bytes: bytes})
+	return DevicePtr(r.Ptr), err
+}
+
+// Free releases memory from Alloc.
+func (w *Worker) Free(p DevicePtr) error {
+	_, err := w.do("free", call{Method: "Free", Ptr: uint64(p)})
+	return err
+}
+
+// Write copies src to device memory at dst.
+func (w *Worker) Write(dst DevicePtr, src []byte) error {
+	_, err := w.do(fmt.Sprintf("write %d bytes", len(src)), call{Method: "Write", Ptr: uint64(dst), Data: src})
+	return err
+}
+
+// Read copies device memory at src into dst.
+func (w *Worker) Read(dst []byte, src DevicePtr) error {
+	r, err := w.do(fmt.Sprintf("read %d bytes", len(dst)), call{Method: "Read", Ptr: uint64(src), Bytes: int64(len(dst))})
+	copy(dst, r.Data)
+	return err
+}
+
+// AllocHost allocates host memory in the worker, page-locked when pinned.
+func (w *Worker) AllocHost(bytes int64, pinned bool) (HostPtr, error) {
+	r, err := w.do(fmt.Sprintf("alloc host %d bytes", bytes), call{Method: "AllocHost", Bytes: bytes, Pinned: pinned})
+	return HostPtr(r.Ptr), err
+}
+
+// FreeHost releases memory from AllocHost.
+func (w *Worker) FreeHost(p HostPtr) error {
+	_, err := w.do("free host", call{Method: "FreeHost", Ptr: uint64(p)})
+	return err
+}
+
+// WriteHost copies src into the worker's host memory at dst.
+func (w *Worker) WriteHost(dst HostPtr, src []byte) error {
+	_, err := w.do("write host", call{Method: "WriteHost", Ptr: uint64(dst), Data: src})
+	return err
+}
+
+// ReadHost copies the worker's host memory at src into dst.
+func (w *Worker) ReadHost(dst []byte, src HostPtr) error {
+	r, err := w.do("read host", call{Method: "ReadHost", Ptr: uint64(src), Bytes: int64(len(dst))})
+	copy(dst, r.Data)
+	return err
+}
+
+// LoadKernel loads img in the worker and returns its kernel name. The image
+// is kept, so that a restarted worker loads it again on the kernel's next use.
+func (w *Worker) LoadKernel(img *Image, name string) (Kernel, error) {
+	if img == nil || len(img.CUBIN) == 0 {
+		return Kernel{}, errors.New("gpu: load kernel: empty image")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.images[img.Key] = img
+	return w.loadKernel(img, name)
+}
+
+// loadKernel loads one kernel into the current worker; with w.mu held.
+func (w *Worker) loadKernel(img *Image, name string) (Kernel, error) {
+	r, err := w.call("load kernel "+name, call{Method: "LoadKernel", Image: img, Name: name}, nil)
+	if err == nil {
+		w.loaded[kernelKey{img.Key, name}] = true
+	}
+	return r.Kernel, err
+}
+
+// ensureLoaded loads, in the current worker, every kernel that ops launch;
+// with w.mu held.
+func (w *Worker) ensureLoaded(ops ...[]Op) error {
+	for _, list := range ops {
+		for _, op := range list {
+			l, ok := op.(Launch)
+			if !ok || w.loaded[kernelKey{l.Kernel.Image, l.Kernel.Name}] {
+				continue
+			}
+			img, ok := w.images[l.Kernel.Image]
+			if !ok {
+				return fmt.Errorf("gpu: kernel %s was not loaded through this device", l.Kernel.Name)
+			}
+			if _, err := w.loadKernel(img, l.Kernel.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Occupancy returns how many blocks of k fit on one SM.
+func (w *Worker) Occupancy(k Kernel, block, dynShared int) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.ensureLoaded([]Op{Launch{Kernel: k}}); err != nil {
+		return 0, err
+	}
+	r, err := w.call("occupancy of "+k.Name, call{Method: "Occupancy", Kernel: k, Block: block, Shared: dynShared}, nil)
+	return int(r.N1), err
+}
+
+// Launch runs one kernel in the worker and waits for it.
+func (w *Worker) Launch(l Launch) error {
+	_, err := w.doOps("launch "+l.String(), call{Method: "Run", Ops: []Op{l}}, nil, []Op{l})
+	return err
+}
+
+// Run enqueues ops in the worker and waits for them.
+func (w *Worker) Run(ops ...Op) error {
+	_, err := w.doOps("run "+describeOps(ops), call{Method: "Run", Ops: ops}, nil, ops)
+	return err
+}
+
+// Capture records ops into a CUDA graph in the worker.
+func (w *Worker) Capture(ops ...Op) (Graph, error) {
+	r, err := w.doOps("capture "+describeOps(ops), call{Method: "Capture", Ops: ops}, nil, ops)
+	return r.Graph, err
+}
+
+// FreeGraph releases a graph from Capture.
+func (w *Worker) FreeGraph(g Graph) error {
+	_, err := w.do("free graph", call{Method: "FreeGraph", Graph: g})
+	return err
+}
+
+// Bench times b inside the worker; b.Progress is called here as the
+// worker reports.
+func (w *Worker) Bench(b Bench) (Timing, error) {
+	if err := b.defaults(); err != nil {
+		return Timing{}, err
+	}
+	r, err := w.doOps("bench "+b.Name, call{Method: "Bench", Bench: b}, b.Progress, b.Ops...)
+	return r.Timing, err
+}
+
+// do makes one call with w.mu held.
+func (w *Worker) do(op string, c call) (reply, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.call(op, c, nil)
+}
+
+// doOps makes a call that launches kernels, loading them first if this
+// worker has not seen them.
+func (w *Worker) doOps(op string, c call, progress func(done, total int), ops ...[]Op) (reply, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return reply{}, errors.New("gpu: device is closed")
+	}
+	if w.p == nil {
+		if err := w.restart(); err != nil {
+			return reply{}, fmt.Errorf("gpu: %s: no worker: %w", op, err)
+		}
+	}
+	if err := w.ensureLoaded(ops...); err != nil {
+		return reply{}, err
+	}
+	return w.call(op, c, progress)
+}

@@ -1,0 +1,108 @@
+package gpu
+
+import (
+	"errors"
+)
+
+// The worker protocol: the parent writes calls as gob values to the worker's
+// fd 3 and reads replies from its fd 4, one reply per call, each possibly
+// preceded by progress replies. The worker's first reply, before any call,
+// is its hello: the device it opened or why it could not.
+
+// workerEnv names the variable that turns a process into a worker; its value
+// names the backend ("gpu", or a fake registered by tests).
+const workerEnv = "CUDAREPL_GPU_WORKER"
+
+// call is one request to the worker; Method says which fields it uses.
+type call struct {
+	Method string
+	Bytes  int64
+	Ptr    uint64
+	Pinned bool
+	Data   []byte
+	Image  *Image
+	Name   string
+	Kernel Kernel
+	Block  int
+	Shared int
+	Ops    []Op
+	Bench  Bench
+	Graph  Graph
+}
+
+// reply answers a call. Progress replies carry only Done and Total.
+type reply struct {
+	Progress    bool
+	Done, Total int
+
+	Err    *wireError
+	Info   DeviceInfo
+	N1, N2 int64
+	Ptr    uint64
+	Data   []byte
+	Kernel Kernel
+	Graph  Graph
+	Timing Timing
+}
+
+// wireError carries an error across the pipe, keeping the typed error
+// inside it so that errors.As still works in the parent.
+type wireError struct {
+	Msg         string
+	CUDA        *CUDAError
+	Compile     *CompileError
+	Unavailable *UnavailableError
+}
+
+func toWire(err error) *wireError {
+	if err == nil {
+		return nil
+	}
+	w := &wireError{Msg: err.Error()}
+	var ce *CUDAError
+	var cpe *CompileError
+	var ue *UnavailableError
+	switch {
+	case errors.As(err, &ce):
+		w.CUDA = ce
+	case errors.As(err, &cpe):
+		w.Compile = cpe
+	case errors.As(err, &ue):
+		w.Unavailable = &UnavailableError{Reason: ue.Reason} // Err may not encode
+	}
+	return w
+}
+
+// remoteError is an error rebuilt from the worker's reply.
+type remoteError struct {
+	msg   string
+	inner error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.inner }
+
+func (w *wireError) err() error {
+	if w == nil {
+		return nil
+	}
+	var inner error
+	switch {
+	case w.CUDA != nil:
+		inner = w.CUDA
+	case w.Compile != nil:
+		inner = w.Compile
+	case w.Unavailable != nil:
+		inner = w.Unavailable
+	}
+	if inner != nil && inner.Error() == w.Msg {
+		return inner
+	}
+	return &remoteError{msg: w.Msg, inner: inner}
+}
+
+// isSticky reports whether err is a fault that ruined the worker's context.
+func isSticky(err error) bool {
+	var ce *CUDAError
+	return errors.As(err, &ce) && ce.Sticky()
+}

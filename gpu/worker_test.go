@@ -1,0 +1,204 @@
+package gpu
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func openFake(t *testing.T, timeout time.Duration) *Worker {
+	t.Helper()
+	w, err := Open(Options{Timeout: timeout, backend: "fake", Stderr: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatalf("Open(fake) = %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+var fakeImage = &Image{Key: "fake-image", Name: "fake.cu", CUBIN: []byte{1}}
+
+func fakeKernel(t *testing.T, w *Worker, name string) Kernel {
+	t.Helper()
+	k, err := w.LoadKernel(fakeImage, name)
+	if err != nil {
+		t.Fatalf("LoadKernel(%s) = %v", name, err)
+	}
+	return k
+}
+
+// fillAndCheck launches "fill" into fresh memory and reads it back.
+func fillAndCheck(t *testing.T, w *Worker, fill Kernel, v float32) {
+	t.Helper()
+	const n = 37
+	p, err := w.Alloc(4 * n)
+	if err != nil {
+		t.Fatalf("Alloc = %v", err)
+	}
+	if err := w.Launch(Launch{Kernel: fill, Grid: Dim(1), Block: Dim(n), Args: []Arg{Ptr(p), Float32(v), Int32(n)}}); err != nil {
+		t.Fatalf("Launch(fill) = %v", err)
+	}
+	out := make([]byte, 4*n)
+	if err := w.Read(out, p); err != nil {
+		t.Fatalf("Read = %v", err)
+	}
+	for i := 0; i < n; i++ {
+		if got := float32At(out, i); got != v {
+			t.Fatalf("fill: out[%d] = %v, want %v", i, got, v)
+		}
+	}
+}
+
+func TestWorkerRoundTrip(t *testing.T) {
+	w := openFake(t, time.Second)
+	if got := w.Info().Name; got != "fake GPU" {
+		t.Errorf("Info().Name = %q, want %q", got, "fake GPU")
+	}
+	p, err := w.Alloc(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte("hello")
+	if err := w.Write(p, in); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, 5)
+	if err := w.Read(out, p); err != nil || !bytes.Equal(out, in) {
+		t.Errorf("Read = %q, %v; want %q, nil", out, err, in)
+	}
+	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 2.5)
+	// A non-sticky device error comes back as itself, with no restart.
+	err = w.Free(0xdead)
+	var ce *CUDAError
+	if !errors.As(err, &ce) || ce.Name != "CUDA_ERROR_INVALID_VALUE" {
+		t.Errorf("Free(bad) = %v, want CUDA_ERROR_INVALID_VALUE", err)
+	}
+	if w.Restarts() != 0 {
+		t.Errorf("Restarts() = %d after a plain error, want 0", w.Restarts())
+	}
+}
+
+func TestWorkerRecovers(t *testing.T) {
+	tests := []struct {
+		kernel    string
+		wantCause string
+		wantCUDA  string // name of the wrapped CUDAError, if any
+	}{
+		{"fault", "faulted: CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_ADDRESS"},
+		{"crash", "killed the worker (signal: killed)", ""},
+		{"hang", "ran past the 300ms time limit", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kernel, func(t *testing.T) {
+			w := openFake(t, 300*time.Millisecond)
+			fill := fakeKernel(t, w, "fill")
+			bad := fakeKernel(t, w, tt.kernel)
+			oldPID := w.p.cmd.Process.Pid
+			err := w.Launch(Launch{Kernel: bad, Grid: Dim(2), Block: Dim(32)})
+			var we *WorkerError
+			if !errors.As(err, &we) {
+				t.Fatalf("Launch(%s) = %v, want a *WorkerError", tt.kernel, err)
+			}
+			want := "gpu: launch " + tt.kernel + " (grid 2x1x1, block 32x1x1) " + tt.wantCause + "; a fresh worker was started"
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error = %q\nwant prefix %q", err, want)
+			}
+			var ce *CUDAError
+			if got := errors.As(err, &ce); got != (tt.wantCUDA != "") || (got && ce.Name != tt.wantCUDA) {
+				t.Errorf("errors.As(CUDAError) = %v (%v), want %q", got, ce, tt.wantCUDA)
+			}
+			if w.Restarts() != 1 {
+				t.Errorf("Restarts() = %d, want 1", w.Restarts())
+			}
+			if err := syscall.Kill(oldPID, 0); err != syscall.ESRCH {
+				t.Errorf("old worker %d still exists (kill 0: %v)", oldPID, err)
+			}
+			// The kernel loaded before the restart is reloaded by itself.
+			fillAndCheck(t, w, fill, 7)
+		})
+	}
+}
+
+func TestWorkerProgressKeepsLongBenchAlive(t *testing.T) {
+	w := openFake(t, 250*time.Millisecond)
+	slow := fakeKernel(t, w, "slow")
+	var calls []int
+	tm, err := w.Bench(Bench{
+		Ops: [][]Op{{Launch{Kernel: slow, Grid: Dim(1), Block: Dim(1)}}}, Warmup: 1, Reps: 4,
+		Progress: func(done, total int) {
+			if total != 5 {
+				t.Errorf("progress total = %d, want 5", total)
+			}
+			calls = append(calls, done)
+		},
+	})
+	if err != nil {
+		t.Fatalf("Bench of 5 × 100 ms with a 250 ms limit = %v; progress should keep it alive", err)
+	}
+	if len(tm.Device) != 4 {
+		t.Errorf("len(Device) = %d, want 4", len(tm.Device))
+	}
+	if len(calls) == 0 || calls[len(calls)-1] != 5 {
+		t.Errorf("progress calls = %v, want to end at 5", calls)
+	}
+}
+
+func TestWorkerCloseLeavesNoProcess(t *testing.T) {
+	w := openFake(t, time.Second)
+	pid := w.p.cmd.Process.Pid
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("worker %d still exists after Close (kill 0: %v)", pid, err)
+	}
+	if _, err := w.Alloc(4); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Alloc after Close = %v, want a closed error", err)
+	}
+}
+
+func TestOpenWithoutGPU(t *testing.T) {
+	_, err := Open(Options{backend: "fake-nogpu"})
+	if !errors.Is(err, ErrNoGPU) {
+		t.Fatalf("Open = %v, want an error wrapping ErrNoGPU", err)
+	}
+	if want := "gpu: no NVIDIA driver found (libcuda.so.1)"; err.Error() != want {
+		t.Errorf("Open = %q, want %q", err, want)
+	}
+}
+
+// TestOpenRealWithoutDriver runs the real backend on a machine with no
+// driver, as CI is: the worker must start, say why, and exit.
+func TestOpenRealWithoutDriver(t *testing.T) {
+	if _, err := loadDriver(); err == nil {
+		t.Skip("libcuda.so.1 is present here; the no-driver path cannot be seen")
+	}
+	_, err := Open()
+	if !errors.Is(err, ErrNoGPU) || !strings.Contains(err.Error(), "gpu: no NVIDIA driver found (libcuda.so.1)") {
+		t.Fatalf("Open = %v, want the no-driver sentence wrapping ErrNoGPU", err)
+	}
+	if _, err := OpenInProcess(); !errors.Is(err, ErrNoGPU) {
+		t.Errorf("OpenInProcess = %v, want ErrNoGPU", err)
+	}
+}
+
+func TestNoGPUReason(t *testing.T) {
+	tests := []struct {
+		drv  string
+		err  error
+		want string
+	}{
+		{"NVIDIA driver 535.104.05", &CUDAError{Call: "cuInit", Code: 100, Name: "CUDA_ERROR_NO_DEVICE", Msg: "no CUDA-capable device is detected"},
+			"NVIDIA driver 535.104.05 found, but no GPU: CUDA_ERROR_NO_DEVICE"},
+		{"an NVIDIA driver for CUDA 12.2", &CUDAError{Call: "cuInit", Code: 803, Name: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", Msg: "system has unsupported display driver / cuda driver combination"},
+			"an NVIDIA driver for CUDA 12.2 found, but it could not start: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (system has unsupported display driver / cuda driver combination)"},
+	}
+	for _, tt := range tests {
+		if got := noGPUReason(tt.drv, tt.err); got != tt.want {
+			t.Errorf("noGPUReason(%q, %v) =\n%q\nwant\n%q", tt.drv, tt.err, got, tt.want)
+		}
+	}
+}
