@@ -1,0 +1,36 @@
+# cudarepl builds with CGO_ENABLED=0: CUDA is loaded at run time, never linked.
+GO ?= go
+export CGO_ENABLED = 0
+
+.PHONY: all build run test gpu-build gpu-test lint clean
+
+all: build
+
+## build: the cudarepl binary, into build/
+build:
+	$(GO) build -o build/cudarepl ./cmd/cudarepl
+
+## run: build and start cudarepl (pass arguments with ARGS="device")
+run: build
+	./build/cudarepl $(ARGS)
+
+## test: every test that needs no GPU (what CI runs)
+test:
+	$(GO) test -count=1 ./...
+
+## gpu-build: the GPU test binaries, into build/, to carry to a GPU machine
+gpu-build: build
+	$(GO) test -c -tags gpu -o build/gpu.test ./gpu
+
+## gpu-test: build and run the GPU tests; without a GPU they skip and say why
+gpu-test: gpu-build
+	./build/gpu.test -test.v -test.count=1
+
+## lint: gofmt and go vet, GPU tests included
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags gpu ./...
+
+clean:
+	rm -rf build

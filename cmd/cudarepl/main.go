@@ -1,0 +1,98 @@
+// Command cudarepl teaches GPU programming by running it.
+//
+// Usage:
+//
+//	cudarepl device     print the GPU and its limits, or why there is none
+//	cudarepl version    print the version of cudarepl and what it found
+//	cudarepl help       print this help
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"text/tabwriter"
+
+	"cudarepl/gpu"
+)
+
+// version is set at release; builds from a checkout report their commit.
+const version = "0.1.0-dev"
+
+const usage = `cudarepl teaches GPU programming by running it.
+
+Usage:
+  cudarepl device     print the GPU and its limits, or why there is none
+  cudarepl version    print the version of cudarepl and what it found
+  cudarepl help       print this help
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	switch args[0] {
+	case "device":
+		return cmdDevice(stdout, stderr)
+	case "version", "--version", "-version":
+		return cmdVersion(stdout)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "cudarepl: unknown command %q (try 'cudarepl help')\n", args[0])
+	return 2
+}
+
+// cmdDevice prints the device table, or the one sentence saying why there is
+// no GPU; both are normal outcomes.
+func cmdDevice(stdout, stderr io.Writer) int {
+	dev, err := gpu.Open()
+	if errors.Is(err, gpu.ErrNoGPU) {
+		fmt.Fprintf(stdout, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", err)
+		if v, err := gpu.NVRTCVersion(); err == nil {
+			fmt.Fprintf(stdout, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
+		}
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
+		return 1
+	}
+	defer dev.Close()
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for _, row := range dev.Info().Rows() {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+	}
+	if free, total, err := dev.MemInfo(); err == nil {
+		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
+	}
+	tw.Flush()
+	return 0
+}
+
+func cmdVersion(stdout io.Writer) int {
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " (" + s.Value[:12] + ")"
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "cudarepl %s%s\n", version, rev)
+	if v, err := gpu.NVRTCVersion(); err == nil {
+		fmt.Fprintf(stdout, "NVRTC %s\n", v)
+	} else {
+		fmt.Fprintf(stdout, "%v\n", err)
+	}
+	return 0
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		desc       string
+		args       []string
+		wantStatus int
+		wantOut    string // substring of stdout
+		wantErr    string // substring of stderr
+	}{
+		{"no arguments prints usage", nil, 0, "Usage:", ""},
+		{"help", []string{"help"}, 0, "cudarepl device", ""},
+		{"version", []string{"version"}, 0, "cudarepl 0.1.0-dev", ""},
+		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		status := run(tt.args, &out, &errb)
+		if status != tt.wantStatus || !strings.Contains(out.String(), tt.wantOut) || !strings.Contains(errb.String(), tt.wantErr) {
+			t.Errorf("%s: run(%q) = %d\nstdout %q\nstderr %q\nwant %d, %q, %q", tt.desc, tt.args, status, out.String(), errb.String(), tt.wantStatus, tt.wantOut, tt.wantErr)
+		}
+	}
+}
+
+// TestDevice runs the real command: a table on a GPU machine, the no-GPU
+// sentence elsewhere; both exit 0.
+func TestDevice(t *testing.T) {
+	var out, errb bytes.Buffer
+	status := run([]string{"device"}, &out, &errb)
+	if status != 0 {
+		t.Fatalf("device = %d, stderr %q", status, errb.String())
+	}
+	s := out.String()
+	if !strings.Contains(s, "replay mode") && !strings.Contains(s, "compute capability") {
+		t.Errorf("device printed neither a table nor the replay sentence:\n%s", s)
+	}
+}

@@ -1,0 +1,196 @@
+//go:build gpu
+
+package gpu
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+//go:embed testdata/launch.cu
+var launchC string
+
+// figures are the acceptance figures of the runtime, measured in one run.
+type figures struct {
+	GPU, Driver, CUDA, NVRTC, CUBLAS, Date string
+
+	CopyGBs       float64            // device-to-device, bytes read + written
+	VaddGBs       map[string]float64 // per kernel and block size, 3 × 4 B per element
+	VaddBest      string
+	VaddOfCopy    float64 // best vadd / copy
+	LaunchGoUs    float64 // host wall per launch from Go
+	LaunchCUs     float64 // the same from C (runtime API, nvcc), 0 if nvcc is missing
+	LaunchRatio   float64 // Go / C
+	Launch1000Ms  float64 // device time of 1000 individual tiny launches
+	Graph1000Ms   float64 // the same 1000 kernels as one graph replay
+	GraphSpeedup  float64
+	TFLOPs        map[string]float64 // 4096³ GEMMs through cuBLAS
+	RecoverOOBMs  float64            // out-of-bounds kernel to next successful launch
+	RecoverHangMs float64            // endless kernel (2 s limit) to next successful launch
+}
+
+func TestGPUFigures(t *testing.T) {
+	w := openGPU(t)
+	info := w.Info()
+	f := figures{GPU: info.Name, Driver: info.DriverVersion, CUDA: info.CUDAVersion, NVRTC: info.NVRTCVersion,
+		CUBLAS: info.CUBLASVersion, Date: time.Now().UTC().Format(time.DateOnly),
+		VaddGBs: map[string]float64{}, TFLOPs: map[string]float64{}}
+	ks := kernels(t, w, "vadd", "vadd4", "bump")
+	bench := func(b Bench) Stats {
+		t.Helper()
+		tm, err := w.Bench(b)
+		if err != nil {
+			t.Fatalf("bench %s: %v", b.Name, err)
+		}
+		return tm.Stats()
+	}
+
+	// Ceiling: a device-to-device copy of 256 MiB, far past L2.
+	const n = 1 << 26
+	src, dst := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
+	w.Run(Memset{Dst: src, Value: 1, Count: n})
+	s := bench(Bench{Name: "copy 256 MiB", Ops: [][]Op{{Copy{Kind: DeviceToDevice, Dst: uint64(dst), Src: uint64(src), Bytes: 4 * n}}}})
+	f.CopyGBs = s.Rate(2*4*n) / 1e9
+
+	// Vector add, n = 2^26: 12 bytes per element.
+	a, b, c := src, dst, mustAlloc(t, w, 4*n)
+	for _, name := range []string{"vadd", "vadd4"} {
+		for _, block := range []int{128, 256, 512, 1024} {
+			threads := n
+			if name == "vadd4" {
+				threads = n / 4
+			}
+			l := Launch{Kernel: ks[name], Grid: Dim(Blocks(threads, block)), Block: Dim(block), Args: []Arg{Ptr(a), Ptr(b), Ptr(c), Int32(n)}}
+			key := fmt.Sprintf("%s/%d", name, block)
+			f.VaddGBs[key] = bench(Bench{Name: key, Ops: [][]Op{{l}}}).Rate(12*n) / 1e9
+			if f.VaddGBs[key] > f.VaddGBs[f.VaddBest] {
+				f.VaddBest = key
+			}
+		}
+	}
+	f.VaddOfCopy = f.VaddGBs[f.VaddBest] / f.CopyGBs
+
+	// Launch overhead and graphs: 1000 tiny kernels.
+	x := mustAlloc(t, w, 4)
+	ops := make([]Op, 1000)
+	for i := range ops {
+		ops[i] = Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}}
+	}
+	tm, err := w.Bench(Bench{Name: "1000 launches", Ops: [][]Op{ops}, HostWall: true, Reps: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.LaunchGoUs = float64(tm.HostStats().Median) / 1e3 / 1000
+	f.Launch1000Ms = float64(tm.Stats().Median) / 1e6
+	g, err := w.Capture(ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Graph1000Ms = float64(bench(Bench{Name: "graph of 1000", Ops: [][]Op{{GraphOp{g}}}, Reps: 30}).Median) / 1e6
+	f.GraphSpeedup = f.Launch1000Ms / f.Graph1000Ms
+	f.LaunchCUs = launchFromC(t)
+	if f.LaunchCUs > 0 {
+		f.LaunchRatio = f.LaunchGoUs / f.LaunchCUs
+	}
+
+	// cuBLAS at 4096³.
+	const m = 4096
+	r := newRand(t)
+	for _, cfg := range []struct {
+		name    string
+		typ     DType
+		compute Compute
+	}{{"sgemm fp32", FP32, Compute32F}, {"tf32", FP32, Compute32FFastTF32}, {"hgemm fp16", FP16, Compute32F}, {"bf16", BF16, Compute32F}} {
+		// Random inputs: constant or zero data draws less power and runs faster.
+		ab, _ := encode(cfg.typ, randFloats(r, m*m))
+		bb, _ := encode(cfg.typ, randFloats(r, m*m))
+		g := GEMM{M: m, N: m, K: m, Type: cfg.typ, Compute: cfg.compute, Alpha: 1,
+			A: mustUpload(t, w, ab), B: mustUpload(t, w, bb), C: mustAlloc(t, w, int64(m*m*cfg.typ.Size()))}
+		f.TFLOPs[cfg.name] = bench(Bench{Name: cfg.name, Ops: [][]Op{{g}}}).Rate(2*m*m*m) / 1e12
+	}
+
+	// Recovery, each in a fresh worker of its own.
+	{
+		w2 := openGPU(t)
+		p, _ := w2.Alloc(4096)
+		f.RecoverOOBMs = float64(recoverFrom(t, w2, oobLaunch(kernels(t, w2, "vadd_oob"), p), "faulted")) / 1e6
+	}
+	{
+		w3 := openGPU(t, Options{Timeout: 2 * time.Second})
+		flag, _ := w3.Alloc(4)
+		w3.Run(Memset{Dst: flag, Count: 1})
+		f.RecoverHangMs = float64(recoverFrom(t, w3, spinLaunch(kernels(t, w3, "spin"), flag), "time limit")) / 1e6
+	}
+
+	report(t, f)
+	if f.VaddOfCopy < 0.95 {
+		t.Errorf("best vector add %.0f GB/s is %.3f of the copy ceiling %.0f GB/s; the target is ≥ 0.95", f.VaddGBs[f.VaddBest], f.VaddOfCopy, f.CopyGBs)
+	}
+	if f.LaunchRatio > 1.15 {
+		t.Errorf("a launch from Go takes %.2f× one from C; the target is ≤ 1.15", f.LaunchRatio)
+	}
+}
+
+// launchFromC builds testdata/launch.cu with nvcc and returns its µs per
+// launch, or 0 (with a log line) where nvcc is missing.
+func launchFromC(t *testing.T) float64 {
+	nvcc, err := exec.LookPath("nvcc")
+	if err != nil {
+		nvcc = "/usr/local/cuda/bin/nvcc"
+		if _, err := os.Stat(nvcc); err != nil {
+			t.Logf("nvcc not found; the C launch baseline is skipped")
+			return 0
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "launch.cu")
+	os.WriteFile(src, []byte(launchC), 0o644)
+	bin := filepath.Join(dir, "launch")
+	if out, err := exec.Command(nvcc, "-O2", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("nvcc launch.cu: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		t.Fatalf("launch printed %q", out)
+	}
+	return v
+}
+
+func report(t *testing.T, f figures) {
+	if path := os.Getenv("CUDAREPL_FIGURES"); path != "" {
+		b, _ := json.MarshalIndent(f, "", "  ")
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Errorf("write figures: %v", err)
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%s, driver %s, CUDA %s, NVRTC %s, cuBLAS %s, %s\n", f.GPU, f.Driver, f.CUDA, f.NVRTC, f.CUBLAS, f.Date)
+	row := func(label, value string) { fmt.Fprintf(&sb, "  %-44s %16s\n", label, value) }
+	row("device-to-device copy (GB/s)", fmt.Sprintf("%.0f", f.CopyGBs))
+	row("best vector add "+f.VaddBest+" (GB/s)", fmt.Sprintf("%.0f", f.VaddGBs[f.VaddBest]))
+	row("  vs copy", fmt.Sprintf("%.3f", f.VaddOfCopy))
+	row("launch, host wall, Go (µs)", fmt.Sprintf("%.3f", f.LaunchGoUs))
+	row("launch, host wall, C runtime API (µs)", fmt.Sprintf("%.3f", f.LaunchCUs))
+	row("  Go / C", fmt.Sprintf("%.3f", f.LaunchRatio))
+	row("1000 tiny kernels: launches (ms)", fmt.Sprintf("%.3f", f.Launch1000Ms))
+	row("1000 tiny kernels: graph replay (ms)", fmt.Sprintf("%.3f", f.Graph1000Ms))
+	row("  graph speed-up", fmt.Sprintf("%.2f×", f.GraphSpeedup))
+	for _, k := range []string{"sgemm fp32", "tf32", "hgemm fp16", "bf16"} {
+		row("cuBLAS "+k+" 4096³ (TFLOP/s)", fmt.Sprintf("%.1f", f.TFLOPs[k]))
+	}
+	row("recovery: out-of-bounds → next launch (ms)", fmt.Sprintf("%.0f", f.RecoverOOBMs))
+	row("recovery: endless, 2 s limit → next launch (ms)", fmt.Sprintf("%.0f", f.RecoverHangMs))
+	fmt.Print(sb.String())
+}

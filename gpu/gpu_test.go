@@ -1,0 +1,449 @@
+//go:build gpu
+
+package gpu
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// These tests need an NVIDIA GPU. Build them with -tags gpu (make gpu-test);
+// where no GPU is found they skip and say why.
+
+//go:embed testdata/kernels.cu
+var testKernels string
+
+// openGPU opens a worker on the GPU, or skips the test.
+func openGPU(t testing.TB, opts ...Options) *Worker {
+	t.Helper()
+	w, err := Open(opts...)
+	if errors.Is(err, ErrNoGPU) {
+		t.Skipf("no GPU here: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// kernels compiles testdata/kernels.cu for w's GPU and loads the named kernels.
+func kernels(t testing.TB, w Device, names ...string) map[string]Kernel {
+	t.Helper()
+	img, err := Compile(Source{Name: "testdata/kernels.cu", Code: testKernels}, CompileOptions{Arch: w.Info().Arch()})
+	if err != nil {
+		t.Fatalf("Compile = %v", err)
+	}
+	out := map[string]Kernel{}
+	for _, n := range names {
+		k, err := w.LoadKernel(img, n)
+		if err != nil {
+			t.Fatalf("LoadKernel(%s) = %v", n, err)
+		}
+		out[n] = k
+	}
+	return out
+}
+
+func newRand(t testing.TB) *rand.Rand {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("random seed %d", seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+func randFloats(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.Float32()*2 - 1
+	}
+	return v
+}
+
+// poison is a NaN bit pattern no kernel computes by accident.
+const poison = 0x7fc0dead
+
+func mustAlloc(t testing.TB, d Device, bytes int64) DevicePtr {
+	t.Helper()
+	p, err := d.Alloc(bytes)
+	if err != nil {
+		t.Fatalf("Alloc(%d) = %v", bytes, err)
+	}
+	t.Cleanup(func() { d.Free(p) })
+	return p
+}
+
+func mustUpload[T Element](t testing.TB, d Device, v []T) DevicePtr {
+	t.Helper()
+	p, err := Upload(d, v)
+	if err != nil {
+		t.Fatalf("Upload(%d elements) = %v", len(v), err)
+	}
+	t.Cleanup(func() { d.Free(p) })
+	return p
+}
+
+// runVadd adds fresh random vectors of n elements with kernel k and checks
+// every element of the poisoned output against the CPU.
+func runVadd(t testing.TB, d Device, k Kernel, n int, r *rand.Rand) {
+	t.Helper()
+	a, b := randFloats(r, n), randFloats(r, n)
+	pa, pb := mustUpload(t, d, a), mustUpload(t, d, b)
+	pc := mustAlloc(t, d, int64(4*n))
+	if err := d.Run(Memset{Dst: pc, Value: poison, Count: int64(n)}); err != nil {
+		t.Fatalf("poison output: %v", err)
+	}
+	threads := n
+	if k.Name == "vadd4" {
+		threads = n/4 + n%4
+	}
+	l := Launch{Kernel: k, Grid: Dim(Blocks(threads, 256)), Block: Dim(256), Args: []Arg{Ptr(pa), Ptr(pb), Ptr(pc), Int32(int32(n))}}
+	if err := d.Launch(l); err != nil {
+		t.Fatalf("%s n=%d: %v", k.Name, n, err)
+	}
+	c, err := Download[float32](d, pc, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, first := 0, -1
+	for i := range c {
+		if c[i] != a[i]+b[i] {
+			if first < 0 {
+				first = i
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%s n=%d: c[%d] = %v, want %v; %d of %d differ", k.Name, n, first, c[first], a[first]+b[first], bad, n)
+	}
+}
+
+func TestGPUVectorAdd(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "vadd", "vadd4")
+	r := newRand(t)
+	for _, name := range []string{"vadd", "vadd4"} {
+		for _, n := range []int{1, 3, 1000, 1023, 1<<20 + 7, 1 << 26} {
+			runVadd(t, w, ks[name], n, r)
+		}
+	}
+}
+
+func TestGPUCompileError(t *testing.T) {
+	_, err := Compile(Source{Name: "bad.cu", Code: "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_thing;\n}\n"}, CompileOptions{Arch: "sm_90"})
+	var ce *CompileError
+	if !errors.As(err, &ce) || ce.Line != 2 {
+		t.Fatalf("Compile(bad) = %v, want a *CompileError at line 2", err)
+	}
+}
+
+// recoverFrom runs a kernel that breaks the worker, then a correct vadd, and
+// returns how long it took from the bad launch to the good one's end.
+func recoverFrom(t *testing.T, w *Worker, bad Launch, wantCause string) time.Duration {
+	t.Helper()
+	ks := kernels(t, w, "vadd")
+	start := time.Now()
+	err := w.Launch(bad)
+	var we *WorkerError
+	if !errors.As(err, &we) || !strings.Contains(err.Error(), wantCause) || !strings.Contains(err.Error(), bad.Kernel.Name) {
+		t.Fatalf("Launch(%s) = %v, want a WorkerError naming the kernel and %q", bad.Kernel.Name, err, wantCause)
+	}
+	t.Logf("%s: %v", bad.Kernel.Name, err)
+	// Memory from before the restart is gone: everything is made afresh.
+	r := newRand(t)
+	n := 1000
+	a := randFloats(r, n)
+	pa, err := Upload(w, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := w.Alloc(int64(4 * n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Launch(Launch{Kernel: ks["vadd"], Grid: Dim(Blocks(n, 256)), Block: Dim(256), Args: []Arg{Ptr(pa), Ptr(pa), Ptr(pc), Int32(int32(n))}}); err != nil {
+		t.Fatalf("launch after recovery: %v", err)
+	}
+	took := time.Since(start)
+	c, err := Download[float32](w, pc, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c {
+		if c[i] != 2*a[i] {
+			t.Fatalf("after recovery: c[%d] = %v, want %v", i, c[i], 2*a[i])
+		}
+	}
+	return took
+}
+
+func oobLaunch(ks map[string]Kernel, p DevicePtr) Launch {
+	return Launch{Kernel: ks["vadd_oob"], Grid: Dim(4), Block: Dim(256), Args: []Arg{Ptr(p), Int32(1024)}}
+}
+
+func spinLaunch(ks map[string]Kernel, p DevicePtr) Launch {
+	return Launch{Kernel: ks["spin"], Grid: Dim(1), Block: Dim(1), Args: []Arg{Ptr(p)}}
+}
+
+func TestGPUOutOfBoundsRecovers(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "vadd_oob")
+	p, _ := w.Alloc(4096)
+	took := recoverFrom(t, w, oobLaunch(ks, p), "faulted: CUDA_ERROR_ILLEGAL_ADDRESS")
+	t.Logf("out-of-bounds kernel to next successful launch: %v", took)
+}
+
+func TestGPUTimeLimitRecovers(t *testing.T) {
+	w := openGPU(t, Options{Timeout: 2 * time.Second})
+	ks := kernels(t, w, "spin")
+	flag := mustAlloc(t, w, 4)
+	if err := w.Run(Memset{Dst: flag, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	took := recoverFrom(t, w, spinLaunch(ks, flag), "ran past the 2s time limit")
+	t.Logf("endless kernel to next successful launch: %v (2 s of it the time limit)", took)
+}
+
+func TestGPUCopies(t *testing.T) {
+	w := openGPU(t)
+	r := newRand(t)
+	for _, pinned := range []bool{false, true} {
+		const n = 3<<20 + 5
+		src := randFloats(r, n)
+		h, err := w.AllocHost(4*n, pinned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteHost(h, asBytes(src)); err != nil {
+			t.Fatal(err)
+		}
+		d1, d2 := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
+		h2, err := w.AllocHost(4*n, pinned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = w.Run(
+			Copy{Kind: HostToDevice, Dst: uint64(d1), Src: uint64(h), Bytes: 4 * n},
+			Copy{Kind: DeviceToDevice, Dst: uint64(d2), Src: uint64(d1), Bytes: 4 * n},
+			Copy{Kind: DeviceToHost, Dst: uint64(h2), Src: uint64(d2), Bytes: 4 * n},
+		)
+		if err != nil {
+			t.Fatalf("pinned=%v: %v", pinned, err)
+		}
+		back := make([]float32, n)
+		if err := w.ReadHost(asBytes(back), h2); err != nil {
+			t.Fatal(err)
+		}
+		for i := range back {
+			if back[i] != src[i] {
+				t.Fatalf("pinned=%v: back[%d] = %v, want %v", pinned, i, back[i], src[i])
+			}
+		}
+		w.FreeHost(h)
+		w.FreeHost(h2)
+	}
+}
+
+func TestGPUGraphReplay(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "bump")
+	x := mustAlloc(t, w, 4)
+	if err := w.Run(Memset{Dst: x, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ops := make([]Op, 1000)
+	for i := range ops {
+		ops[i] = Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}}
+	}
+	g, err := w.Capture(ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.FreeGraph(g)
+	got, _ := Download[int32](w, x, 1)
+	if got[0] != 0 {
+		t.Fatalf("capture ran the kernels: x = %d, want 0", got[0])
+	}
+	if err := w.Run(GraphOp{g}, GraphOp{g}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = Download[int32](w, x, 1)
+	if got[0] != 2000 {
+		t.Fatalf("after two replays of 1000 bumps: x = %d, want 2000", got[0])
+	}
+}
+
+// gemmRef computes row-major C = op(A)·op(B) in float64.
+func gemmRef(g GEMM, a, b []float64) []float64 {
+	c := make([]float64, g.M*g.N)
+	for i := 0; i < g.M; i++ {
+		for k := 0; k < g.K; k++ {
+			av := a[i*g.K+k]
+			if g.TransA {
+				av = a[k*g.M+i]
+			}
+			for j := 0; j < g.N; j++ {
+				bv := b[k*g.N+j]
+				if g.TransB {
+					bv = b[j*g.K+k]
+				}
+				c[i*g.N+j] += av * bv
+			}
+		}
+	}
+	return c
+}
+
+// relErr is ‖got − want‖ / ‖want‖.
+func relErr(got, want []float64) float64 {
+	var num, den float64
+	for i := range want {
+		num += (got[i] - want[i]) * (got[i] - want[i])
+		den += want[i] * want[i]
+	}
+	return math.Sqrt(num / den)
+}
+
+// encode rounds v to dtype t and returns the device bytes and the rounded values.
+func encode(t DType, v []float32) ([]byte, []float64) {
+	vals := make([]float64, len(v))
+	switch t {
+	case FP16, BF16:
+		bits := make([]uint16, len(v))
+		for i, x := range v {
+			if t == FP16 {
+				bits[i] = Float16Bits(x)
+				vals[i] = float64(Float16From(bits[i]))
+			} else {
+				bits[i] = BFloat16Bits(x)
+				vals[i] = float64(BFloat16From(bits[i]))
+			}
+		}
+		return asBytes(bits), vals
+	}
+	for i, x := range v {
+		vals[i] = float64(x)
+	}
+	return asBytes(v), vals
+}
+
+func decode(t DType, b []byte) []float64 {
+	switch t {
+	case FP16, BF16:
+		out := make([]float64, len(b)/2)
+		for i := range out {
+			h := uint16(b[2*i]) | uint16(b[2*i+1])<<8
+			if t == FP16 {
+				out[i] = float64(Float16From(h))
+			} else {
+				out[i] = float64(BFloat16From(h))
+			}
+		}
+		return out
+	}
+	out := make([]float64, len(b)/4)
+	for i := range out {
+		out[i] = float64(math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24))
+	}
+	return out
+}
+
+func TestGPUGEMM(t *testing.T) {
+	w := openGPU(t)
+	r := newRand(t)
+	tests := []struct {
+		desc string
+		g    GEMM
+		tol  float64
+	}{
+		{"sgemm 256³", GEMM{M: 256, N: 256, K: 256, Type: FP32}, 1e-5},
+		{"sgemm 1000×1003×517", GEMM{M: 1000, N: 1003, K: 517, Type: FP32}, 1e-5},
+		{"sgemm Aᵀ 1000×1003×517", GEMM{M: 1000, N: 1003, K: 517, Type: FP32, TransA: true}, 1e-5},
+		{"sgemm Bᵀ 17×33×65", GEMM{M: 17, N: 33, K: 65, Type: FP32, TransB: true}, 1e-5},
+		{"sgemm 1×1×1", GEMM{M: 1, N: 1, K: 1, Type: FP32}, 1e-6},
+		{"tf32 1000×1003×517", GEMM{M: 1000, N: 1003, K: 517, Type: FP32, Compute: Compute32FFastTF32}, 3e-3},
+		{"hgemm 1000×1003×517", GEMM{M: 1000, N: 1003, K: 517, Type: FP16}, 2e-3},
+		{"hgemm 256³ fp16 accumulate", GEMM{M: 256, N: 256, K: 256, Type: FP16, Compute: Compute16F}, 5e-3},
+		{"bf16 in, fp32 out 1000×1003×517", GEMM{M: 1000, N: 1003, K: 517, Type: BF16, OutType: FP32}, 1e-5},
+	}
+	for _, tt := range tests {
+		g := tt.g
+		g.Alpha = 1
+		out := g.OutType
+		if out == 0 {
+			out = g.Type
+		}
+		ab, a := encode(g.Type, randFloats(r, g.M*g.K))
+		bb, b := encode(g.Type, randFloats(r, g.K*g.N))
+		g.A, g.B = mustUpload(t, w, ab), mustUpload(t, w, bb)
+		g.C = mustAlloc(t, w, int64(g.M*g.N*out.Size()))
+		if err := w.Run(Memset{Dst: g.C, Value: poison, Count: int64(g.M * g.N * out.Size() / 4)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(g); err != nil {
+			t.Errorf("%s: %v", tt.desc, err)
+			continue
+		}
+		cb := make([]byte, g.M*g.N*out.Size())
+		if err := w.Read(cb, g.C); err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr(decode(out, cb), gemmRef(g, a, b)); !(e <= tt.tol) {
+			t.Errorf("%s: relative error %.3g > tol %.1g", tt.desc, e, tt.tol)
+		} else {
+			t.Logf("%s: relative error %.3g (tol %.1g)", tt.desc, e, tt.tol)
+		}
+	}
+}
+
+func TestGPUStridedBatchedGEMM(t *testing.T) {
+	w := openGPU(t)
+	r := newRand(t)
+	const batch, m, n, k = 3, 64, 48, 40
+	g := GEMM{M: m, N: n, K: k, Type: FP32, Alpha: 1, Batch: batch, StrideA: m * k, StrideB: k * n, StrideC: m * n}
+	av, bv := randFloats(r, batch*m*k), randFloats(r, batch*k*n)
+	g.A, g.B, g.C = mustUpload(t, w, av), mustUpload(t, w, bv), mustAlloc(t, w, 4*batch*m*n)
+	if err := w.Run(g); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := Download[float32](w, g.C, batch*m*n)
+	for i := 0; i < batch; i++ {
+		_, a := encode(FP32, av[i*m*k:(i+1)*m*k])
+		_, b := encode(FP32, bv[i*k*n:(i+1)*k*n])
+		_, got := encode(FP32, c[i*m*n:(i+1)*m*n])
+		if e := relErr(got, gemmRef(GEMM{M: m, N: n, K: k}, a, b)); e > 1e-5 {
+			t.Errorf("batch %d: relative error %.3g", i, e)
+		}
+	}
+}
+
+func TestGPUOccupancyAndAttrs(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "vadd")
+	k := ks["vadd"]
+	if k.Attrs.MaxThreadsPerBlock < 256 || k.Attrs.Registers <= 0 || k.Attrs.BinaryVersion == 0 {
+		t.Errorf("attributes of vadd = %+v", k.Attrs)
+	}
+	n, err := w.Occupancy(k, 256, 0)
+	if err != nil || n <= 0 {
+		t.Errorf("Occupancy(vadd, 256) = %d, %v", n, err)
+	}
+	info := w.Info()
+	if want := info.MaxThreadsPerSM / 256; n != want && n != info.MaxBlocksPerSM {
+		t.Logf("occupancy %d blocks of 256 (thread limit allows %d)", n, want)
+	}
+	err = w.Launch(Launch{Kernel: k, Grid: Dim(1), Block: Dim(2048), Args: []Arg{Ptr(0), Ptr(0), Ptr(0), Int32(0)}})
+	if err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("launch with 2048 threads per block = %v, want a clear limit error", err)
+	}
+	fmt.Println(strings.Repeat("-", 40))
+	for _, row := range info.Rows() {
+		fmt.Printf("%-24s %s\n", row[0], row[1])
+	}
+}
