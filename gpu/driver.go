@@ -3,7 +3,7 @@ package gpu
 import (
 	"fmt"
 	"os"
-	"strings"
+	"regexp"
 	"sync"
 	"unsafe"
 )
@@ -154,11 +154,16 @@ func kernelModuleVersion() string {
 	if err != nil {
 		return ""
 	}
-	f := strings.Fields(string(b))
-	for i, w := range f {
-		if w == "Kernel" && i+2 < len(f) && f[i+1] == "Module" {
-			return f[i+2]
-		}
+	return parseModuleVersion(string(b))
+}
+
+// moduleVersion finds the release on the NVRM line, which reads either
+// "... Kernel Module  535.104.05  ..." or "... Open Kernel Module for x86_64  580.159.04  ...".
+var moduleVersion = regexp.MustCompile(`Kernel Module\b.*?\s(\d+\.\d+(?:\.\d+)?)\s`)
+
+func parseModuleVersion(s string) string {
+	if m := moduleVersion.FindStringSubmatch(s); m != nil {
+		return m[1]
 	}
 	return ""
 }

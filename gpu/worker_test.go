@@ -202,3 +202,16 @@ func TestNoGPUReason(t *testing.T) {
 		}
 	}
 }
+
+func TestParseModuleVersion(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\nGCC version:  gcc 12\n", "535.104.05"},
+		{"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)  Mon Oct 13 2025\n", "580.159.04"},
+		{"NVRM version: something else\n", ""},
+	}
+	for _, tt := range tests {
+		if got := parseModuleVersion(tt.in); got != tt.want {
+			t.Errorf("parseModuleVersion(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
