@@ -1,0 +1,109 @@
+package kernels
+
+import (
+	"strings"
+	"testing"
+
+	"cudarepl/gpu"
+)
+
+func TestLadder(t *testing.T) {
+	tests := []struct {
+		desc    string
+		code    string
+		want    []string
+		wantErr string
+	}{
+		{"two versions", "// v1: simple\nextern \"C\" __global__ void k1(int n) {}\n// helper\n// v2: faster because\n// it is wider\nextern \"C\" __global__ void __launch_bounds__(256) k2(int n) {}\n",
+			[]string{"1 k1 simple", "2 k2 faster because it is wider"}, ""},
+		{"no versions", "extern \"C\" __global__ void k(int n) {}\n", nil, ""},
+		{"gap", "// v1: a\n__global__ void a() {}\n// v3: c\n__global__ void c() {}\n", nil, "found v3 where v2 was due"},
+		{"no kernel", "// v1: a\nint x;\n", nil, "not followed by a __global__ kernel"},
+	}
+	for _, tt := range tests {
+		got, err := Ladder(gpu.Source{Name: "t.cu", Code: tt.code})
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.desc, err, tt.wantErr)
+			}
+			continue
+		}
+		var s []string
+		for _, v := range got {
+			s = append(s, strings.Join([]string{string(rune('0' + v.N)), v.Name, v.Summary}, " "))
+		}
+		if strings.Join(s, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: Ladder = %q, want %q (err %v)", tt.desc, s, tt.want, err)
+		}
+	}
+}
+
+// TestEmbeddedFiles checks every shipped file: its ladder parses, every
+// version has a summary, and Function finds every kernel.
+func TestEmbeddedFiles(t *testing.T) {
+	if len(Files()) == 0 {
+		t.Fatal("no .cu files embedded")
+	}
+	for _, f := range Files() {
+		src, err := Source(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Ladder(src); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		for _, name := range Names(src) {
+			body, err := Function(src, name)
+			if err != nil || !strings.Contains(body, name) || !strings.HasSuffix(body, "}") {
+				t.Errorf("%s: Function(%s) = %q, %v", f, name, body, err)
+			}
+		}
+	}
+}
+
+func TestVectorAddLadder(t *testing.T) {
+	src, _ := Source("vector_add.cu")
+	vs, err := Ladder(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	if got := strings.Join(names, " "); got != "vadd_v1 vadd_v2 vadd_v3" {
+		t.Errorf("vector_add.cu ladder = %s", got)
+	}
+	body, _ := Function(src, "vadd_v1")
+	if !strings.HasPrefix(body, "// v1: one thread per element") {
+		t.Errorf("Function(vadd_v1) does not start with its comment:\n%s", body)
+	}
+	if _, err := Source("nope.cu"); err == nil || !strings.Contains(err.Error(), "vector_add.cu") {
+		t.Errorf("Source(nope.cu) = %v, want an error listing the files", err)
+	}
+}
+
+// TestCompileAll compiles every shipped file with NVRTC, where it exists,
+// and checks that ptxas reported every kernel and none spills.
+func TestCompileAll(t *testing.T) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC (Debian: libnvrtc11.2): %v", err)
+	}
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	for _, f := range Files() {
+		src, _ := Source(f)
+		img, err := gpu.Compile(src, gpu.CompileOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		for _, name := range Names(src) {
+			k, ok := img.Kernel(name)
+			if !ok {
+				t.Errorf("%s: ptxas reported nothing for %s", f, name)
+			} else if k.SpillStores > 0 {
+				t.Errorf("%s: %s spills %d bytes", f, name, k.SpillStores)
+			}
+		}
+	}
+}
