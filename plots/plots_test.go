@@ -1,0 +1,122 @@
+package plots
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// sample is a fixed figure: made-up timings in the shape of a real sweep.
+func sample() Lines {
+	return Lines{
+		Title:    "Vector add bandwidth, NVIDIA H100 80GB HBM3",
+		Subtitle: "replayed from NVIDIA H100 80GB HBM3, 2026-11-22",
+		XLabel:   "elements (n)", YLabel: "GB/s", LogX: true,
+		Series: []Series{
+			{Name: "vadd_v1", X: []float64{1 << 16, 1 << 20, 1 << 24, 1 << 26}, Y: []float64{180, 1500, 2600, 2700}},
+			{Name: "vadd_v3", X: []float64{1 << 16, 1 << 20, 1 << 24, 1 << 26}, Y: []float64{200, 1700, 2900, 2990}},
+		},
+		Ceilings: []Ceiling{{Name: "device-to-device copy", Value: 2919}},
+	}
+}
+
+func sampleBars() Bars {
+	return Bars{
+		Title: "Matmul ladder, % of cuBLAS", Subtitle: "live, 2026-11-22", YLabel: "% of cuBLAS",
+		Groups:   []string{"v1 naive", "v2 coalesced", "v3 tiled"},
+		Series:   []BarSeries{{Name: "4096³", Values: []float64{2.5, 14, 31.25}}},
+		Ceilings: []Ceiling{{Name: "cuBLAS", Value: 100}},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run go test -update if the change is meant):\n%s", name, got)
+	}
+}
+
+func TestTerminalGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		fig  Figure
+	}{
+		{"lines.golden", sample()},
+		{"bars.golden", sampleBars()},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := Terminal(&b, tt.fig, 72); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		golden(t, tt.name, b.Bytes())
+	}
+}
+
+func TestSVGGolden(t *testing.T) {
+	for name, fig := range map[string]Figure{"lines_golden.svg": sample(), "bars_golden.svg": sampleBars()} {
+		svg, err := Encode(fig, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"GB/s", "% of cuBLAS"} {
+			if strings.Contains(name, "lines") == (want == "GB/s") && !bytes.Contains(svg, []byte(want)) {
+				t.Errorf("%s: no %q in the SVG", name, want)
+			}
+		}
+		golden(t, name, svg)
+	}
+}
+
+func TestSave(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := Save(sample(), dir, "vector-add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != 2 {
+		t.Fatalf("Save wrote %v, want a PNG and an SVG", paths)
+	}
+	png, _ := os.ReadFile(paths[0])
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("%s is not a PNG", paths[0])
+	}
+}
+
+func TestBadFigures(t *testing.T) {
+	tests := []struct {
+		desc string
+		fig  Figure
+		want string
+	}{
+		{"no series", Lines{Title: "empty"}, `"empty" has no data`},
+		{"ragged series", Lines{Title: "r", Series: []Series{{Name: "s", X: []float64{1, 2}, Y: []float64{1}}}}, `series "s" has 2 x and 1 y values`},
+		{"bars without groups", Bars{Title: "b", Series: []BarSeries{{Name: "s"}}}, `"b" has no data`},
+		{"short bar series", Bars{Title: "b", Groups: []string{"a", "b"}, Series: []BarSeries{{Name: "s", Values: []float64{1}}}}, "has 1 values for 2 groups"},
+	}
+	for _, tt := range tests {
+		_, err := tt.fig.Plot()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Plot() = %v, want %q", tt.desc, err, tt.want)
+		}
+		if err := Terminal(&bytes.Buffer{}, tt.fig, 60); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Terminal = %v, want %q", tt.desc, err, tt.want)
+		}
+	}
+}
