@@ -5,7 +5,6 @@ package inline
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
@@ -38,6 +37,3 @@ func HTML(w io.Writer, html, text string) {
 	}
 	fmt.Fprint(w, text)
 }
-
-// Stdout is where Show writes outside a notebook by default.
-var Stdout io.Writer = os.Stdout

@@ -1,0 +1,33 @@
+// Package hellogpu is lesson 1: the device, a first kernel, the memory
+// hierarchy, and the measured ceilings later lessons compare against.
+package hellogpu
+
+import (
+	"embed"
+
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed results
+var results embed.FS
+
+func init() {
+	lessons.Register(lessons.Def{
+		Number: 1, Slug: "hello-gpu", Markdown: markdown, Kernels: "hello.cu", Results: results,
+		Actions: map[string]lessons.Action{
+			"The device":       lessons.Run{F: deviceTable},
+			"Who runs where":   lessons.Run{F: whereAmI},
+			"Memory hierarchy": lessons.Run{F: hierarchy},
+			"Copy bandwidth": lessons.Sweep{Title: "Device-to-device copy bandwidth", Problem: copyProblem(),
+				XLabel: "bytes copied", Sizes: []lessons.Size{{1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}, {1 << 28}, {1 << 29}}},
+			"GEMM throughput": lessons.Sweep{Title: "cuBLAS GEMM throughput", Problem: gemmProblem(),
+				XLabel: "matrix size (square, one side)",
+				Sizes:  []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}},
+			"Check":    lessons.CheckStep{Problem: gemmProblem()},
+			"Ceilings": lessons.Run{F: ceilings},
+		},
+	})
+}

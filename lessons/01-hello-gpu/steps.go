@@ -1,0 +1,172 @@
+package hellogpu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+// deviceTable prints the GPU as the driver describes it.
+func deviceTable(env *lessons.Env, l *lessons.Lesson, step string) error {
+	info, source, ok := env.Device(l, step)
+	if !ok {
+		fmt.Fprintf(env.Out, "No GPU here (%v), and no device was recorded.\n", env.NoGPU)
+		return nil
+	}
+	if source != "live" {
+		fmt.Fprintf(env.Out, "No GPU here (%v). The GPU the results were recorded on, %s:\n", env.NoGPU, source)
+	}
+	for _, row := range info.Rows() {
+		fmt.Fprintf(env.Out, "  %-24s %s\n", row[0], row[1])
+	}
+	return nil
+}
+
+// whereAmI runs where_am_i, checks what every thread wrote, and shows which
+// SM ran each block.
+func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
+	const blocks, threads = 16, 128
+	const n = blocks * threads
+	if !env.Live() {
+		fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d blocks of %d threads on a GPU.\n", blocks, threads)
+		return nil
+	}
+	src, _ := kernels.Source("hello.cu")
+	k, err := env.Kernel(src, "where_am_i")
+	if err != nil {
+		return err
+	}
+	d := env.Dev
+	var bufs [3]gpu.DevicePtr
+	for i := range bufs {
+		if bufs[i], err = d.Alloc(4 * n); err != nil {
+			return err
+		}
+		defer d.Free(bufs[i])
+		if err := d.Run(gpu.Memset{Dst: bufs[i], Value: 0xffffffff, Count: n}); err != nil {
+			return err
+		}
+	}
+	err = d.Launch(gpu.Launch{Kernel: k, Grid: gpu.Dim(blocks), Block: gpu.Dim(threads),
+		Args: []gpu.Arg{gpu.Ptr(bufs[0]), gpu.Ptr(bufs[1]), gpu.Ptr(bufs[2]), gpu.Int32(n)}})
+	if err != nil {
+		return err
+	}
+	var got [3][]int32
+	for i := range got {
+		if got[i], err = gpu.Download[int32](d, bufs[i], n); err != nil {
+			return err
+		}
+	}
+	smOf, err := checkWhere(got[0], got[1], got[2], threads, d.Info().SMs)
+	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
+		DType: "int32", Passed: err == nil}
+	if err != nil {
+		r.Detail = err.Error()
+	}
+	env.Record(r)
+	if err != nil {
+		return err
+	}
+	var parts []string
+	distinct := map[int32]bool{}
+	for b, sm := range smOf {
+		parts = append(parts, fmt.Sprintf("%d→%d", b, sm))
+		distinct[sm] = true
+	}
+	fmt.Fprintf(env.Out, "block→SM: %s\n", strings.Join(parts, " "))
+	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index. %d blocks ran on %d different SMs of %d.\n",
+		n, blocks, len(distinct), d.Info().SMs)
+	return nil
+}
+
+// checkWhere checks what where_am_i wrote and returns each block's SM.
+func checkWhere(block, thread, sm []int32, threads, sms int) ([]int32, error) {
+	smOf := make([]int32, len(block)/threads)
+	for i := range block {
+		b, t := int32(i/threads), int32(i%threads)
+		switch {
+		case block[i] != b:
+			return nil, fmt.Errorf("check: block[%d] = %d, want %d", i, block[i], b)
+		case thread[i] != t:
+			return nil, fmt.Errorf("check: thread[%d] = %d, want %d", i, thread[i], t)
+		case sm[i] < 0 || int(sm[i]) >= sms:
+			return nil, fmt.Errorf("check: sm[%d] = %d, but this GPU has SMs 0 to %d", i, sm[i], sms-1)
+		case t > 0 && sm[i] != smOf[b]:
+			return nil, fmt.Errorf("check: thread %d of block %d ran on SM %d, thread 0 on SM %d", t, b, sm[i], smOf[b])
+		}
+		smOf[b] = sm[i]
+	}
+	return smOf, nil
+}
+
+// hierarchy prints the levels of memory with this GPU's sizes.
+func hierarchy(env *lessons.Env, l *lessons.Lesson, step string) error {
+	info, source, ok := env.Device(l, step)
+	if !ok {
+		fmt.Fprintf(env.Out, "No GPU here (%v), and no device was recorded.\n", env.NoGPU)
+		return nil
+	}
+	fmt.Fprintf(env.Out, "%s (%s)\n", info.Name, source)
+	writeHierarchy(env, info)
+	return nil
+}
+
+func writeHierarchy(env *lessons.Env, info gpu.DeviceInfo) {
+	kib := func(b int64) string { return fmt.Sprintf("%d KiB", b>>10) }
+	rows := [][3]string{
+		{"registers", fmt.Sprintf("%s per SM", kib(int64(info.RegsPerSM)*4)), "one thread; at most 255 × 4 B each"},
+		{"shared memory", fmt.Sprintf("%s per SM", kib(info.SharedPerSM)), fmt.Sprintf("one block; up to %s each", kib(info.SharedPerBlockOptin))},
+		{"L2 cache", fmt.Sprintf("%.0f MiB", float64(info.L2Bytes)/(1<<20)), "all SMs"},
+		{"global memory", fmt.Sprintf("%.1f GiB", float64(info.GlobalMem)/(1<<30)), fmt.Sprintf("all SMs and the host; %s theoretical", gbps(info.PeakBandwidth()))},
+	}
+	fmt.Fprintf(env.Out, "  %-14s  %-16s  %s\n", "level", "size", "shared by")
+	for _, r := range rows {
+		fmt.Fprintf(env.Out, "  %-14s  %-16s  %s\n", r[0], r[1], r[2])
+	}
+	fmt.Fprintf(env.Out, "  %d SMs in all: %.1f MiB of registers and %.1f MiB of shared memory across the GPU.\n",
+		info.SMs, float64(int64(info.SMs)*int64(info.RegsPerSM)*4)/(1<<20), float64(int64(info.SMs)*info.SharedPerSM)/(1<<20))
+}
+
+func gbps(bytesPerSecond float64) string {
+	if bytesPerSecond == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f GB/s", bytesPerSecond/1e9)
+}
+
+// ceilings measures (or replays) the copy and GEMM ceilings.
+func ceilings(env *lessons.Env, l *lessons.Lesson, step string) error {
+	var rs []lessons.Result
+	if env.Live() {
+		for _, name := range []string{lessons.CeilingCopy, lessons.CeilingSGEMM, lessons.CeilingHGEMM} {
+			r, err := env.Ceiling(name)
+			if err != nil {
+				return err
+			}
+			r.Lesson, r.Step = l.Slug, step
+			rs = append(rs, env.Record(r))
+		}
+	} else {
+		rs = l.Recorded().Filter(step, "ceiling")
+		if len(rs) == 0 {
+			fmt.Fprintf(env.Out, "No GPU here (%v), and no ceilings were recorded.\n", env.NoGPU)
+			return nil
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Unit < rs[j].Unit })
+	fmt.Fprintf(env.Out, "Ceilings, %s\n", lessons.ResultSet{Results: rs}.Source())
+	for _, r := range rs {
+		fmt.Fprintf(env.Out, "  %-26s %-14s %10.1f %-8s (median of %d, %.3f ms)\n", r.Variant, r.Size, r.Throughput, r.Unit, r.Reps, r.MedianMs)
+	}
+	info, _, ok := env.Device(l, step)
+	if ok && info.PeakBandwidth() > 0 && len(rs) > 0 && rs[0].Unit == "GB/s" {
+		fmt.Fprintf(env.Out, "The copy reaches %.0f%% of the theoretical %s: no real kernel gets all of it.\n",
+			100*rs[0].Throughput/(info.PeakBandwidth()/1e9), gbps(info.PeakBandwidth()))
+	}
+	return nil
+}

@@ -1,0 +1,12 @@
+// Exercise: vector add, c[i] = a[i] + b[i] for n floats.
+//
+// This kernel is launched like vadd_v1: blocks of 256 threads, and
+// ceil(n / 256) blocks, so the last block may have threads with no element.
+// Fill in the two TODOs, then type 'check'.
+
+extern "C" __global__ void vadd_exercise(const float* a, const float* b, float* c, int n) {
+    int i = 0;  // TODO: this thread's index in the whole grid
+
+    // TODO: only threads with an element may touch memory
+    c[i] = a[i] + b[i];
+}

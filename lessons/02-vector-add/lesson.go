@@ -1,0 +1,176 @@
+// Package vectoradd is lesson 2: the first kernel, its launch, its bounds
+// check, three versions and their bandwidth against the copy ceiling.
+package vectoradd
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+func init() {
+	lessons.Register(lessons.Def{
+		Number: 2, Slug: "vector-add", Markdown: markdown, Kernels: "vector_add.cu",
+		Problem: problem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter,
+			Task: "Compute the thread's global index, and guard the memory accesses with it.",
+		},
+		Actions: map[string]lessons.Action{
+			"Kernel":           lessons.ShowKernel{Names: []string{"vadd_v1"}},
+			"Launch":           lessons.Run{F: launchTable},
+			"The bounds check": lessons.Run{F: boundsCheck},
+			"Check":            lessons.CheckStep{},
+			"Three versions":   lessons.ShowKernel{},
+			"Block size": lessons.Sweep{Title: "Vector add bandwidth by block size", Impls: []string{"vadd_v1"},
+				Sizes: []lessons.Size{{1 << 26}}, Blocks: []int{32, 64, 128, 256, 512, 1024}},
+			"Benchmark": lessons.Sweep{Title: "Vector add bandwidth", XLabel: "elements (n)",
+				Sizes: []lessons.Size{{1 << 12}, {1 << 14}, {1 << 16}, {1 << 18}, {1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}}},
+			"Exercise": lessons.ExerciseStep{},
+		},
+	})
+}
+
+// problem is c = a + b on float32 vectors, with the ladder of vector_add.cu.
+func problem() *lessons.Problem {
+	p := &lessons.Problem{
+		Name: "vector add", DType: "float32", Unit: "GB/s", Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1}, {3}, {1000}, {1023}, {1<<20 + 7}},
+		Setup:      setup,
+		Work:       func(s lessons.Size) float64 { return 12 * float64(s[0]) },
+	}
+	src, _ := kernels.Source("vector_add.cu")
+	vs, err := kernels.Ladder(src)
+	if err != nil {
+		panic(err) // the embedded file is checked by package kernels' tests
+	}
+	for _, v := range vs {
+		p.Impls = append(p.Impls, lessons.Impl{Name: v.Name, Summary: v.Summary})
+	}
+	return p
+}
+
+// guardElems is the room left behind c, filled with NaN, where a kernel
+// that ignores n would write.
+const guardElems = 1024
+
+const poison = 0x7fc0dead // a NaN no kernel computes by accident
+
+// vcase is one vector add on the GPU.
+type vcase struct {
+	env     *lessons.Env
+	n       int
+	a, b, c gpu.DevicePtr
+	want    []float64
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	n := s[0]
+	a, b := make([]float32, n), make([]float32, n)
+	want := make([]float64, n)
+	for i := range a {
+		a[i], b[i] = rand.Float32()*2-1, rand.Float32()*2-1
+		want[i] = float64(a[i]) + float64(b[i])
+	}
+	c := &vcase{env: env, n: n, want: want}
+	var err error
+	if c.a, err = gpu.Upload(env.Dev, a); err != nil {
+		return nil, err
+	}
+	if c.b, err = gpu.Upload(env.Dev, b); err != nil {
+		c.Free()
+		return nil, err
+	}
+	if c.c, err = env.Dev.Alloc(int64(4 * (n + guardElems))); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops launches impl with the grid its version needs.
+func (c *vcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	threads := c.n
+	switch impl.Name {
+	case "vadd_v2":
+		// Enough blocks to fill every SM at full occupancy, and no more.
+		info := c.env.Dev.Info()
+		threads = min(c.n, info.SMs*info.MaxThreadsPerSM)
+	case "vadd_v3":
+		threads = max(c.n/4, c.n%4) // one float4 each, and the tail
+	}
+	return []gpu.Op{gpu.Launch{
+		Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, block)), Block: gpu.Dim(block),
+		Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Int32(int32(c.n))},
+	}}, nil
+}
+
+func (c *vcase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.c, Value: poison, Count: int64(c.n + guardElems)})
+}
+
+// Check compares c with a + b, then checks that nothing was written past n.
+func (c *vcase) Check() (lessons.CheckStats, error) {
+	out, err := gpu.Download[float32](c.env.Dev, c.c, c.n+guardElems)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	st, err := lessons.Compare("c", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	if err != nil {
+		return st, err
+	}
+	if err := pastTheEnd(out[c.n:], c.n); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// pastTheEnd reports writes into the guard behind an output of n elements.
+func pastTheEnd(guard []float32, n int) error {
+	first, count := -1, 0
+	for i, v := range guard {
+		if math.Float32bits(v) != poison {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	if count == 0 {
+		return nil
+	}
+	return &PastTheEndError{N: n, First: n + first, Count: count}
+}
+
+// PastTheEndError is a kernel that wrote beyond the end of its output.
+type PastTheEndError struct {
+	N, First, Count int
+}
+
+func (e *PastTheEndError) Error() string {
+	return fmt.Sprintf("check: c[%d] was written, past the end of c (n = %d); %d elements past the end were overwritten: is the bounds check missing?", e.First, e.N, e.Count)
+}
+
+func (c *vcase) Footprint() int64 { return int64(4 * (3*c.n + guardElems)) }
+
+func (c *vcase) Free() {
+	for _, p := range []gpu.DevicePtr{c.a, c.b, c.c} {
+		if p != 0 {
+			c.env.Dev.Free(p)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package vectoradd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+// launchTable prints the grids that cover a few sizes with blocks of 256.
+func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
+	writeLaunchTable(env.Out, 256, []int{1, 1000, 1023, 1 << 20, 1<<20 + 7})
+	return nil
+}
+
+func writeLaunchTable(w io.Writer, block int, sizes []int) {
+	fmt.Fprintf(w, "%12s  %8s  %8s  %14s  %13s\n", "n", "block", "grid", "threads", "spare threads")
+	for _, n := range sizes {
+		grid := gpu.Blocks(n, block)
+		fmt.Fprintf(w, "%12d  %8d  %8d  %14d  %13d\n", n, block, grid, grid*block, grid*block-n)
+	}
+}
+
+// boundsCheck runs vadd_unguarded on n = 1000 and shows what it overwrote.
+func boundsCheck(env *lessons.Env, l *lessons.Lesson, step string) error {
+	const n, block = 1000, 256
+	fmt.Fprintf(env.Out, "vadd_unguarded, n = %d: %d blocks of %d = %d threads, %d of them spare.\n",
+		n, gpu.Blocks(n, block), block, gpu.Blocks(n, block)*block, gpu.Blocks(n, block)*block-n)
+	if !env.Live() {
+		fmt.Fprintf(env.Out, "No GPU here: on a GPU, each spare thread writes one element past the end of c.\n")
+		return nil
+	}
+	src, _ := kernels.Source("vector_add.cu")
+	k, err := env.Kernel(src, "vadd_unguarded")
+	if err != nil {
+		return err
+	}
+	c, err := setup(env, lessons.Size{n})
+	if err != nil {
+		return err
+	}
+	defer c.Free()
+	ops, _ := c.Ops(lessons.Impl{Name: "vadd_unguarded"}, k, block)
+	if err := c.Poison(); err != nil {
+		return err
+	}
+	if err := env.Dev.Run(ops...); err != nil {
+		return err
+	}
+	_, err = c.Check()
+	var pe *PastTheEndError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("vadd_unguarded was expected to write past the end of c, but the check said: %v", err)
+	}
+	fmt.Fprintf(env.Out, "The check caught it: %v\n", err)
+	fmt.Fprintf(env.Out, "Nothing faulted: those %d elements landed in memory that belonged to nothing yet.\n", pe.Count)
+	return nil
+}

@@ -1,0 +1,380 @@
+package lessons
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/plots"
+)
+
+// ErrStopped is returned when the learner stops a long step (Ctrl-C).
+var ErrStopped = errors.New("stopped")
+
+// ShowKernel prints kernel versions from the lesson's file, with what ptxas
+// reports of each where NVRTC is present.
+type ShowKernel struct {
+	Names []string // kernel names; nil shows every version of the ladder
+}
+
+// Kind is "kernel".
+func (ShowKernel) Kind() string { return "kernel" }
+
+// Do prints the kernels.
+func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
+	src, err := lessonSource(l)
+	if err != nil {
+		return err
+	}
+	names := a.Names
+	if names == nil {
+		vs, err := kernels.Ladder(src)
+		if err != nil {
+			return err
+		}
+		for _, v := range vs {
+			names = append(names, v.Name)
+		}
+	}
+	img, cerr := env.Compile(src)
+	for _, n := range names {
+		body, err := kernels.Function(src, n)
+		if err != nil {
+			return err
+		}
+		env.printf("%s\n", body)
+		if cerr == nil {
+			if res, ok := img.Kernel(n); ok {
+				env.printf("  ↳ %s (NVRTC %s, %s)\n", resourceLine(res), img.NVRTC, img.Arch)
+			}
+		}
+		env.printf("\n")
+	}
+	if cerr != nil {
+		env.printf("(not compiled: %v)\n", firstLine(cerr))
+	}
+	return nil
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// CheckStep runs impls once at every check size of the problem and checks
+// every output element against the CPU reference.
+type CheckStep struct {
+	Impls   []string // nil checks every impl of the problem
+	Problem *Problem // nil: the lesson's
+}
+
+// problemOf is override, else the lesson's problem.
+func problemOf(l *Lesson, override *Problem) (*Problem, error) {
+	if override != nil {
+		return override, nil
+	}
+	if l.Problem == nil {
+		return nil, fmt.Errorf("lessons: %s has no problem to run", l.Slug)
+	}
+	return l.Problem, nil
+}
+
+// Kind is "check".
+func (CheckStep) Kind() string { return "check" }
+
+// Do runs the checks live, or shows the recorded ones in replay.
+func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
+	p, err := problemOf(l, a.Problem)
+	if err != nil {
+		return err
+	}
+	if !env.Live() {
+		rs := l.recorded.Filter(step, "check")
+		if len(rs) == 0 { // "run NAME": the variant's checks from any step
+			for _, r := range l.recorded.Results {
+				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
+					rs = append(rs, r)
+				}
+			}
+		}
+		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
+		checkTable(env.Out, rs)
+		return compileOnly(env, l)
+	}
+	impls, err := a.impls(p)
+	if err != nil {
+		return err
+	}
+	var out []Result
+	var firstErr error
+	total := len(impls) * len(p.CheckSizes)
+	for _, impl := range impls {
+		k, err := env.implKernel(l, impl, nil)
+		if err != nil {
+			return err
+		}
+		for _, s := range p.CheckSizes {
+			if err := env.canceled(); err != nil {
+				checkTable(env.Out, out)
+				return ErrStopped
+			}
+			env.progress(len(out), total, impl.Name+" "+s.String())
+			r, err := checkOnce(env, l, p, step, impl, k, s)
+			env.record(r)
+			out = append(out, r)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	env.progress(total, total, "")
+	env.printf("%s, %s: every element checked against a float64 CPU reference\n", p.Name, env.source(out))
+	checkTable(env.Out, out)
+	return firstErr
+}
+
+func (a CheckStep) impls(p *Problem) ([]Impl, error) {
+	if a.Impls == nil {
+		return p.Impls, nil
+	}
+	var out []Impl
+	for _, n := range a.Impls {
+		im, err := p.impl(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+// compileOnly compiles the lesson's kernels in replay mode and reports them,
+// or says why it cannot.
+func compileOnly(env *Env, l *Lesson) error {
+	if l.Kernels == "" {
+		return nil
+	}
+	src, err := lessonSource(l)
+	if err != nil {
+		return err
+	}
+	img, err := env.Compile(src)
+	if errors.Is(err, gpu.ErrNoGPU) {
+		env.printf("(kernels not compiled here: %v)\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
+	for _, k := range img.Kernels {
+		env.printf("  %-16s %s\n", k.Name, resourceLine(k))
+	}
+	return nil
+}
+
+// Run is a step action written as a function, for what fits no other.
+type Run struct {
+	Name string // shown in listings: "run" when empty
+	F    func(env *Env, l *Lesson, step string) error
+}
+
+// Kind is the action's name.
+func (r Run) Kind() string {
+	if r.Name == "" {
+		return "run"
+	}
+	return r.Name
+}
+
+// Do calls F.
+func (r Run) Do(env *Env, l *Lesson, step string) error { return r.F(env, l, step) }
+
+// Sweep measures impls over sizes (or, with Blocks, over block sizes at
+// one size) and shows a table and a figure against the measured ceiling.
+type Sweep struct {
+	Title  string   // the figure's title, before ", <GPU>": e.g. "Vector add bandwidth"
+	Impls  []string // nil: every impl of the problem
+	Sizes  []Size
+	Blocks []int  // if set, the x axis is threads per block, at Sizes[0]
+	XLabel string // with its unit, e.g. "elements (n)"
+
+	Problem *Problem // nil: the lesson's
+}
+
+// Kind is "sweep".
+func (Sweep) Kind() string { return "sweep" }
+
+// Do runs the sweep live, or replays the recorded one.
+func (s Sweep) Do(env *Env, l *Lesson, step string) error {
+	if !env.Live() {
+		rs := l.recorded.Filter(step, "bench")
+		if len(rs) == 0 {
+			env.printf("No GPU here, and no results were recorded for this step.\n")
+			return nil
+		}
+		env.printf("No GPU here (%v): showing results %s.\n", env.NoGPU, l.recorded.Source())
+		return s.show(env, l, step, rs)
+	}
+	rs, err := s.measure(env, l, step)
+	if len(rs) > 0 {
+		if serr := s.show(env, l, step, rs); err == nil {
+			err = serr
+		}
+	}
+	return err
+}
+
+type point struct {
+	impl  Impl
+	size  Size
+	block int
+}
+
+func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
+	impls, err := CheckStep{Impls: s.Impls}.impls(p)
+	if err != nil {
+		return nil, err
+	}
+	var pts []point
+	for _, im := range impls {
+		if len(s.Blocks) > 0 {
+			for _, b := range s.Blocks {
+				pts = append(pts, point{im, s.Sizes[0], b})
+			}
+			continue
+		}
+		sizes := s.Sizes
+		if len(env.Sizes) > 0 {
+			sizes = env.Sizes
+		}
+		for _, sz := range sizes {
+			pts = append(pts, point{im, sz, im.block()})
+		}
+	}
+	return pts, nil
+}
+
+func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
+	p, err := problemOf(l, s.Problem)
+	if err != nil {
+		return nil, err
+	}
+	ceiling, err := env.Ceiling(p.Ceiling)
+	if err != nil {
+		return nil, err
+	}
+	pts, err := s.points(env, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for i, pt := range pts {
+		if env.canceled() != nil {
+			env.printf("stopped after %d of %d measurements\n", i, len(pts))
+			return out, ErrStopped
+		}
+		env.progress(i, len(pts), fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block))
+		k, err := env.implKernel(l, pt.impl, nil)
+		if err != nil {
+			return out, err
+		}
+		r, err := benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
+		if err != nil {
+			return out, err
+		}
+		env.record(r)
+		out = append(out, r)
+	}
+	env.progress(len(pts), len(pts), "")
+	return out, nil
+}
+
+// show prints the table and the terminal chart of rs and saves the figure.
+func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
+	p, err := problemOf(l, s.Problem)
+	if err != nil {
+		return err
+	}
+	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
+	benchTable(env.Out, rs)
+	fig := s.Figure(p, rs)
+	env.printf("\n")
+	if err := plots.Terminal(env.Out, fig, env.width()); err != nil {
+		return err
+	}
+	return savePlot(env, l, step, fig)
+}
+
+// savePlot writes fig under env.PlotDir, named after the lesson and step.
+func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
+	if env.PlotDir == "" {
+		return nil
+	}
+	name := fmt.Sprintf("%02d-%s-%s", l.Number, l.Slug, slug(step))
+	paths, err := plots.Save(fig, env.PlotDir, name)
+	if err != nil {
+		return err
+	}
+	env.printf("figure: %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+func slug(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s), "-")
+}
+
+// Figure draws rs: throughput against size (or block size), a line per
+// impl in the problem's order, and the measured ceiling dashed.
+func (s Sweep) Figure(p *Problem, rs []Result) plots.Lines {
+	fig := plots.Lines{
+		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
+		Subtitle: ResultSet{Results: rs}.Source(),
+		XLabel:   s.XLabel, YLabel: rs[0].Unit, LogX: len(s.Blocks) == 0,
+	}
+	if len(s.Blocks) > 0 {
+		fig.XLabel, fig.LogX = "threads per block", true
+		fig.Title += fmt.Sprintf(" (%s)", rs[0].Size)
+	}
+	order := map[string]int{}
+	for i, im := range p.Impls {
+		order[im.Name] = i
+	}
+	bySeries := map[string]*plots.Series{}
+	var names []string
+	for _, r := range rs {
+		se, ok := bySeries[r.Variant]
+		if !ok {
+			im, _ := p.impl(r.Variant)
+			se = &plots.Series{Name: r.Variant, Baseline: im.Library}
+			bySeries[r.Variant] = se
+			names = append(names, r.Variant)
+		}
+		x := float64(r.Dims[0])
+		if len(s.Blocks) > 0 {
+			x = float64(r.Block)
+		}
+		se.X = append(se.X, x)
+		se.Y = append(se.Y, r.Throughput)
+	}
+	sort.SliceStable(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
+	for _, n := range names {
+		fig.Series = append(fig.Series, *bySeries[n])
+	}
+	if rs[0].Ceiling > 0 {
+		fig.Ceilings = []plots.Ceiling{{Name: rs[0].CeilingName + " (measured)", Value: rs[0].Ceiling}}
+	}
+	return fig
+}

@@ -1,0 +1,3 @@
+//go:generate go run generate.go
+
+package all

@@ -1,0 +1,125 @@
+package lessons
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Tolerances by the precision of the arithmetic, relative to the reference
+// (which is computed in float64).
+const (
+	TolFP32          = 1e-5 // float32, elementwise: a few ulps
+	TolFP32Reduction = 1e-4 // float32 sums over long reductions
+	TolTF32          = 1e-3
+	TolHalf          = 1e-2 // fp16 and bf16
+)
+
+// CheckError is a failed check: the first wrong element, its value, the
+// expected value, the tolerance, and how many elements differ.
+type CheckError struct {
+	Name       string // the output, e.g. "c" or "C"
+	Index      []int  // of the first mismatch
+	Got, Want  float64
+	Tol        float64
+	Bad, Total int
+}
+
+func (e *CheckError) Error() string {
+	idx := make([]string, len(e.Index))
+	for i, v := range e.Index {
+		idx[i] = fmt.Sprint(v)
+	}
+	return fmt.Sprintf("check: %s[%s] = %.7g, want %.7g (|diff| %.3g > tol %.3g); %d of %d differ",
+		e.Name, strings.Join(idx, ","), e.Got, e.Want, math.Abs(e.Got-e.Want), e.Tol, e.Bad, e.Total)
+}
+
+// CheckStats sums up a check that ran: the worst relative error seen.
+type CheckStats struct {
+	MaxRelErr float64
+	Tol       float64
+	N         int
+}
+
+// Compare checks every element of got against want (the float64 reference):
+// |got − want| ≤ tol·(|want| + 1), so that the tolerance is relative for
+// large values and absolute near zero. NaN, which outputs are poisoned
+// with, always fails, so an element never written is caught. dims shapes
+// the index in the error message: {n} gives c[i], {rows, cols} gives C[r,c].
+func Compare(name string, got []float32, want []float64, dims []int, tol float64) (CheckStats, error) {
+	st := CheckStats{Tol: tol, N: len(want)}
+	if len(got) != len(want) {
+		return st, fmt.Errorf("check: %s has %d elements, want %d", name, len(got), len(want))
+	}
+	var first *CheckError
+	bad := 0
+	for i := range want {
+		g := float64(got[i])
+		rel := math.Abs(g-want[i]) / (math.Abs(want[i]) + 1)
+		if rel <= tol {
+			st.MaxRelErr = math.Max(st.MaxRelErr, rel)
+			continue
+		}
+		bad++
+		if first == nil {
+			first = &CheckError{Name: name, Index: unflatten(i, dims), Got: g, Want: want[i], Tol: tol}
+		}
+		if !math.IsNaN(rel) {
+			st.MaxRelErr = math.Max(st.MaxRelErr, rel)
+		} else {
+			st.MaxRelErr = math.Inf(1)
+		}
+	}
+	if first != nil {
+		first.Bad, first.Total = bad, len(want)
+		return st, first
+	}
+	return st, nil
+}
+
+// unflatten turns a row-major flat index into one index per dimension.
+func unflatten(i int, dims []int) []int {
+	if len(dims) <= 1 {
+		return []int{i}
+	}
+	out := make([]int, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		out[d] = i % dims[d]
+		i /= dims[d]
+	}
+	return out
+}
+
+// CompareNorm checks a low-precision output as a whole: the relative error
+// ‖got − want‖ / ‖want‖ must be at most tol, and no element may be NaN (an
+// element never written stays NaN after poisoning).
+func CompareNorm(name string, got []float32, want []float64, dims []int, tol float64) (CheckStats, error) {
+	st := CheckStats{Tol: tol, N: len(want)}
+	if len(got) != len(want) {
+		return st, fmt.Errorf("check: %s has %d elements, want %d", name, len(got), len(want))
+	}
+	var num, den float64
+	for i := range want {
+		g := float64(got[i])
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			bad := 0
+			for _, v := range got {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					bad++
+				}
+			}
+			st.MaxRelErr = math.Inf(1)
+			return st, &CheckError{Name: name, Index: unflatten(i, dims), Got: g, Want: want[i], Tol: tol, Bad: bad, Total: len(want)}
+		}
+		num += (g - want[i]) * (g - want[i])
+		den += want[i] * want[i]
+	}
+	if den == 0 {
+		den = 1
+	}
+	st.MaxRelErr = math.Sqrt(num / den)
+	if st.MaxRelErr > tol {
+		return st, fmt.Errorf("check: %s: relative error ‖out − ref‖/‖ref‖ = %.3g > tol %.3g", name, st.MaxRelErr, tol)
+	}
+	return st, nil
+}

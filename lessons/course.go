@@ -1,0 +1,126 @@
+package lessons
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Header prints the lesson's title and intro.
+func (l *Lesson) Header(env *Env) {
+	env.printf("Lesson %d · %s\n\n%s\n", l.Number, l.Title, l.Intro)
+}
+
+// RunStep prints step i (0-based) and runs its action.
+func (l *Lesson) RunStep(env *Env, i int) error {
+	if i < 0 || i >= len(l.Steps) {
+		return fmt.Errorf("lessons: %s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
+	}
+	s := l.Steps[i]
+	env.printf("\n── %d/%d %s %s\n\n%s\n\n", i+1, len(l.Steps), s.Title, strings.Repeat("─", max(0, 60-len(s.Title))), s.Prose)
+	if s.Action == nil {
+		return nil
+	}
+	return s.Action.Do(env, l, s.Title)
+}
+
+// RunAll prints the whole lesson and runs every step. A step that fails is
+// reported and the rest still run; the first error is returned.
+func (l *Lesson) RunAll(env *Env) error {
+	l.Header(env)
+	var first error
+	for i := range l.Steps {
+		err := l.RunStep(env, i)
+		if errors.Is(err, ErrStopped) {
+			return err
+		}
+		if err != nil {
+			env.printf("error: %v\n", err)
+			if first == nil {
+				first = fmt.Errorf("%s, step %q: %w", l.Slug, l.Steps[i].Title, err)
+			}
+		}
+	}
+	return first
+}
+
+// stepsOf returns the indexes of the steps whose action has the given kind.
+func (l *Lesson) stepsOf(kind string) []int {
+	var out []int
+	for i, s := range l.Steps {
+		if s.Action != nil && s.Action.Kind() == kind {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// CheckAll runs every check step of the lesson.
+func (l *Lesson) CheckAll(env *Env) error {
+	var first error
+	for _, i := range l.stepsOf("check") {
+		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// BenchAll runs every sweep of the lesson.
+func (l *Lesson) BenchAll(env *Env) error {
+	for _, i := range l.stepsOf("sweep") {
+		env.printf("\n── %s\n", l.Steps[i].Title)
+		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Plot draws the figure of every sweep from this session's live results
+// where there are any, else from the recorded ones.
+func (l *Lesson) Plot(env *Env) error {
+	n := 0
+	for _, i := range l.stepsOf("sweep") {
+		s, ok := l.Steps[i].Action.(Sweep)
+		if !ok {
+			continue
+		}
+		step := l.Steps[i].Title
+		rs := env.Results.Filter(step, "bench")
+		if len(rs) == 0 {
+			rs = l.recorded.Filter(step, "bench")
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		env.printf("\n── %s\n", step)
+		if err := s.show(env, l, step, rs); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		env.printf("%s has nothing to plot yet: run its sweeps with 'bench'.\n", l.Slug)
+	}
+	return nil
+}
+
+// Variants lists the impls of the lesson's problem, for completion and help.
+func (l *Lesson) Variants() []Impl {
+	if l.Problem == nil {
+		return nil
+	}
+	return l.Problem.Impls
+}
+
+// RunVariant checks one impl at every check size: the REPL's "run NAME".
+func (l *Lesson) RunVariant(env *Env, name string) error {
+	if l.Problem == nil {
+		return fmt.Errorf("lessons: %s has no variants to run", l.Slug)
+	}
+	if _, err := l.Problem.impl(name); err != nil {
+		return err
+	}
+	return CheckStep{Impls: []string{name}}.Do(env, l, "run")
+}

@@ -1,0 +1,181 @@
+package lessons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+)
+
+// Env is where lessons run: on a GPU (Dev set) or in replay (Dev nil), with
+// output, plots and progress going where the caller says.
+type Env struct {
+	Dev       gpu.Device      // nil: replay mode
+	NoGPU     error           // why there is no GPU, in replay mode
+	Out       io.Writer       // prose, tables, charts
+	Ctx       context.Context // cancelled by Ctrl-C; nil means never
+	PlotDir   string          // where figures are written; "" writes none
+	Workspace string          // where exercise copies live
+	Width     int             // columns for terminal charts; 80 when 0
+	Sizes     []Size          // overrides the sizes of size sweeps when set
+	Progress  func(done, total int, what string)
+
+	// Results collects what ran live in this session.
+	Results ResultSet
+
+	images   map[string]*gpu.Image
+	kernels  map[string]gpu.Kernel
+	ceilings map[string]Result
+}
+
+// Live reports whether the env has a GPU.
+func (e *Env) Live() bool { return e.Dev != nil }
+
+func (e *Env) printf(format string, args ...any) { fmt.Fprintf(e.Out, format, args...) }
+
+func (e *Env) width() int {
+	if e.Width <= 0 {
+		return 80
+	}
+	return e.Width
+}
+
+// canceled returns the context's error once the user has asked to stop.
+func (e *Env) canceled() error {
+	if e.Ctx == nil {
+		return nil
+	}
+	return e.Ctx.Err()
+}
+
+func (e *Env) progress(done, total int, what string) {
+	if e.Progress != nil {
+		e.Progress(done, total, what)
+	}
+}
+
+// arch is the architecture kernels are compiled for.
+func (e *Env) arch() string {
+	if e.Live() {
+		return e.Dev.Info().Arch()
+	}
+	return gpu.DefaultArch
+}
+
+// Compile compiles src for this env's GPU (or the reference GPU in replay),
+// once per session.
+func (e *Env) Compile(src gpu.Source) (*gpu.Image, error) {
+	key := src.Name + "\x00" + src.Code
+	if img, ok := e.images[key]; ok {
+		return img, nil
+	}
+	img, err := gpu.Compile(src, gpu.CompileOptions{Arch: e.arch()})
+	if err != nil {
+		return nil, err
+	}
+	if e.images == nil {
+		e.images = map[string]*gpu.Image{}
+	}
+	e.images[key] = img
+	return img, nil
+}
+
+// Kernel compiles src and loads its kernel name on the GPU.
+func (e *Env) Kernel(src gpu.Source, name string) (gpu.Kernel, error) {
+	if !e.Live() {
+		return gpu.Kernel{}, fmt.Errorf("lessons: kernel %s: no GPU (%v)", name, e.NoGPU)
+	}
+	key := src.Name + "\x00" + name + "\x00" + src.Code
+	if k, ok := e.kernels[key]; ok {
+		return k, nil
+	}
+	img, err := e.Compile(src)
+	if err != nil {
+		return gpu.Kernel{}, err
+	}
+	k, err := e.Dev.LoadKernel(img, name)
+	if err != nil {
+		return gpu.Kernel{}, err
+	}
+	if e.kernels == nil {
+		e.kernels = map[string]gpu.Kernel{}
+	}
+	e.kernels[key] = k
+	return k, nil
+}
+
+// lessonSource returns the kernel file of lesson l.
+func lessonSource(l *Lesson) (gpu.Source, error) {
+	if l.Kernels == "" {
+		return gpu.Source{}, fmt.Errorf("lessons: %s has no kernels", l.Slug)
+	}
+	return kernels.Source(l.Kernels)
+}
+
+// stamp fills in what r ran on and when.
+func (e *Env) stamp(r *Result) {
+	info := e.Dev.Info()
+	r.GPU, r.Driver, r.CUDA = info.Name, info.DriverVersion, info.CUDAVersion
+	r.Date = time.Now().UTC().Format(time.DateOnly)
+	r.Mode = "live"
+}
+
+// record keeps r among the session's results, replacing an earlier result
+// of the same step, kind, variant, size and block.
+func (e *Env) record(r Result) {
+	for i, old := range e.Results.Results {
+		if old.Lesson == r.Lesson && old.Step == r.Step && old.Kind == r.Kind && old.Variant == r.Variant && old.Size == r.Size && old.Block == r.Block {
+			e.Results.Results[i] = r
+			return
+		}
+	}
+	e.Results.Results = append(e.Results.Results, r)
+}
+
+// source says whether results shown now are live or replayed.
+func (e *Env) source(rs []Result) string {
+	return ResultSet{Results: rs}.Source()
+}
+
+// DefaultWorkspace is $CUDAREPL_WORKSPACE, else ~/cudarepl.
+func DefaultWorkspace() string {
+	if d := os.Getenv("CUDAREPL_WORKSPACE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "cudarepl-workspace"
+	}
+	return filepath.Join(home, "cudarepl")
+}
+
+// Record stamps r with this GPU and the date and keeps it among the
+// session's results; for steps that measure or read something themselves.
+func (e *Env) Record(r Result) Result {
+	e.stamp(&r)
+	e.record(r)
+	return r
+}
+
+// Device returns the GPU's description: read live, or from the results
+// recorded with the lesson in replay (ok false where none were).
+func (e *Env) Device(l *Lesson, step string) (info gpu.DeviceInfo, source string, ok bool) {
+	if e.Live() {
+		info = e.Dev.Info()
+		b, _ := json.Marshal(info)
+		e.Record(Result{Lesson: l.Slug, Step: step, Kind: "device", Variant: info.Name, Detail: string(b)})
+		return info, "live", true
+	}
+	for _, r := range l.recorded.Results {
+		if r.Kind == "device" && json.Unmarshal([]byte(r.Detail), &info) == nil {
+			return info, fmt.Sprintf("replayed from %s, %s", r.GPU, r.Date), true
+		}
+	}
+	return info, "", false
+}

@@ -1,0 +1,195 @@
+package lessons
+
+import (
+	"embed"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Lesson is one lesson of the course: prose in steps, each step maybe with
+// an action that runs code.
+type Lesson struct {
+	Number int    // its place in the course, from 1
+	Slug   string // its name on the command line, e.g. "vector-add"
+	Title  string // from the "# " heading of lesson.md
+	Intro  string // the text before the first step: "In this lesson you will…"
+	Steps  []Step
+
+	Kernels  string    // its file in package kernels, e.g. "vector_add.cu"; "" if none
+	Problem  *Problem  // what its kernels compute, for run, check and bench; nil if none
+	Exercise *Exercise // nil if none
+
+	recorded ResultSet // results recorded on a reference GPU, what replay shows
+}
+
+// Step is one "## " section of lesson.md and what it runs.
+type Step struct {
+	Title  string
+	Prose  string // Markdown
+	Action Action // nil for prose only
+}
+
+// Action is what a step runs.
+type Action interface {
+	// Kind names the action for listings: "kernel", "check", "sweep", "exercise", "run".
+	Kind() string
+	// Do runs the action of step (its title) of lesson l in env.
+	Do(env *Env, l *Lesson, step string) error
+}
+
+// Def is what a lesson folder registers: its prose, its actions keyed by
+// the step heading they belong to, and its recorded results.
+type Def struct {
+	Number   int
+	Slug     string
+	Markdown string            // lesson.md
+	Actions  map[string]Action // step heading → action
+	Kernels  string
+	Problem  *Problem
+	Exercise *Exercise
+	Results  embed.FS // results/*.json, recorded on a reference GPU
+}
+
+// registry holds every lesson by slug.
+var registry = map[string]*Lesson{}
+
+// Register adds a lesson; lesson folders call it from init. It panics on a
+// malformed definition, which is a programming error caught by any test.
+func Register(d Def) {
+	l, err := build(d)
+	if err != nil {
+		panic(err)
+	}
+	if _, dup := registry[l.Slug]; dup {
+		panic(fmt.Sprintf("lessons: %s registered twice", l.Slug))
+	}
+	registry[l.Slug] = l
+}
+
+// build parses the prose and attaches each action to its step.
+func build(d Def) (*Lesson, error) {
+	l := &Lesson{Number: d.Number, Slug: d.Slug, Kernels: d.Kernels, Problem: d.Problem, Exercise: d.Exercise}
+	var err error
+	l.Title, l.Intro, l.Steps, err = parseMarkdown(d.Markdown)
+	if err != nil {
+		return nil, fmt.Errorf("lessons: %s: lesson.md: %w", d.Slug, err)
+	}
+	used := map[string]bool{}
+	for i := range l.Steps {
+		if a, ok := d.Actions[l.Steps[i].Title]; ok {
+			l.Steps[i].Action = a
+			used[l.Steps[i].Title] = true
+		}
+	}
+	for title := range d.Actions {
+		if !used[title] {
+			return nil, fmt.Errorf("lessons: %s: an action is registered for step %q, which lesson.md does not have", d.Slug, title)
+		}
+	}
+	if l.recorded, err = loadRecorded(d.Results); err != nil {
+		return nil, fmt.Errorf("lessons: %s: %w", d.Slug, err)
+	}
+	return l, nil
+}
+
+// parseMarkdown splits lesson.md into its title, intro and "## " steps.
+// Headings inside fenced code blocks do not count.
+func parseMarkdown(md string) (title, intro string, steps []Step, err error) {
+	var cur *Step
+	var body []string
+	fenced := false
+	flush := func() {
+		text := strings.TrimSpace(strings.Join(body, "\n"))
+		if cur == nil {
+			intro = text
+		} else {
+			cur.Prose = text
+			steps = append(steps, *cur)
+		}
+		body = nil
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+		}
+		switch {
+		case !fenced && strings.HasPrefix(line, "# ") && title == "":
+			title = strings.TrimSpace(line[2:])
+		case !fenced && strings.HasPrefix(line, "## "):
+			flush()
+			cur = &Step{Title: strings.TrimSpace(line[3:])}
+		default:
+			body = append(body, line)
+		}
+	}
+	flush()
+	switch {
+	case title == "":
+		return "", "", nil, fmt.Errorf("no \"# \" title")
+	case len(steps) == 0:
+		return "", "", nil, fmt.Errorf("no \"## \" steps")
+	}
+	for _, s := range steps {
+		if s.Prose == "" {
+			return "", "", nil, fmt.Errorf("step %q has no prose", s.Title)
+		}
+	}
+	return title, intro, steps, nil
+}
+
+// All returns the registered lessons in course order.
+func All() []*Lesson {
+	out := make([]*Lesson, 0, len(registry))
+	for _, l := range registry {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out
+}
+
+// Find returns the lesson named by slug, by number ("2"), or by a unique
+// prefix of its slug.
+func Find(name string) (*Lesson, error) {
+	if l, ok := registry[name]; ok {
+		return l, nil
+	}
+	var matches []*Lesson
+	for _, l := range All() {
+		if fmt.Sprint(l.Number) == strings.TrimLeft(name, "0") || strings.HasPrefix(l.Slug, name) {
+			matches = append(matches, l)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0], nil
+	}
+	var names []string
+	for _, l := range All() {
+		names = append(names, l.Slug)
+	}
+	if len(matches) > 1 {
+		return nil, fmt.Errorf("lessons: %q could be %s", name, slugs(matches))
+	}
+	return nil, fmt.Errorf("lessons: no lesson %q (there are: %s)", name, strings.Join(names, ", "))
+}
+
+func slugs(ls []*Lesson) string {
+	var s []string
+	for _, l := range ls {
+		s = append(s, l.Slug)
+	}
+	return strings.Join(s, " or ")
+}
+
+// Recorded returns the results recorded for the lesson on a reference GPU.
+func (l *Lesson) Recorded() ResultSet { return l.recorded }
+
+// StepNamed returns the index of the step whose title is title.
+func (l *Lesson) StepNamed(title string) (int, bool) {
+	for i, s := range l.Steps {
+		if s.Title == title {
+			return i, true
+		}
+	}
+	return 0, false
+}

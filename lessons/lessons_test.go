@@ -1,0 +1,186 @@
+package lessons
+
+import (
+	"bytes"
+	"embed"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseMarkdown(t *testing.T) {
+	tests := []struct {
+		desc      string
+		md        string
+		wantTitle string
+		wantSteps []string
+		wantErr   string
+	}{
+		{"two steps", "# T\n\nIn this lesson you will:\n- x\n\n## Kernel\n\ntext\n\n## Launch\n\nmore\n", "T", []string{"Kernel", "Launch"}, ""},
+		{"heading in a code fence", "# T\n\n## A\n\n```\n## not a step\n```\n", "T", []string{"A"}, ""},
+		{"no title", "## A\n\ntext\n", "", nil, "no \"# \" title"},
+		{"no steps", "# T\n\ntext\n", "", nil, "no \"## \" steps"},
+		{"empty step", "# T\n\n## A\n\n## B\n\ntext\n", "", nil, `step "A" has no prose`},
+	}
+	for _, tt := range tests {
+		title, _, steps, err := parseMarkdown(tt.md)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.desc, err, tt.wantErr)
+			}
+			continue
+		}
+		var names []string
+		for _, s := range steps {
+			names = append(names, s.Title)
+		}
+		if err != nil || title != tt.wantTitle || strings.Join(names, "|") != strings.Join(tt.wantSteps, "|") {
+			t.Errorf("%s: parseMarkdown = %q, %q, %v; want %q, %q", tt.desc, title, names, err, tt.wantTitle, tt.wantSteps)
+		}
+	}
+}
+
+func TestBuildRejectsActionWithoutStep(t *testing.T) {
+	_, err := build(Def{Slug: "x", Markdown: "# T\n\n## A\n\ntext\n", Actions: map[string]Action{"B": ShowKernel{}}})
+	if err == nil || !strings.Contains(err.Error(), `step "B", which lesson.md does not have`) {
+		t.Errorf("build = %v, want a missing-step error", err)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	nan := float32(math.NaN())
+	tests := []struct {
+		desc    string
+		got     []float32
+		want    []float64
+		dims    []int
+		wantErr string
+	}{
+		{"equal", []float32{1, 2, 3}, []float64{1, 2, 3}, []int{3}, ""},
+		{"within tolerance", []float32{1.000001}, []float64{1}, []int{1}, ""},
+		{"one off, 1-D", []float32{1, 2.5, 3}, []float64{1, 2, 3}, []int{3}, "check: c[1] = 2.5, want 2 (|diff| 0.5 > tol 1e-05); 1 of 3 differ"},
+		{"2-D index", []float32{0, 0, 0, 0, 0, 12.5}, []float64{0, 0, 0, 0, 0, 12}, []int{2, 3}, "check: c[1,2] = 12.5, want 12"},
+		{"unwritten (NaN)", []float32{1, nan, nan}, []float64{1, 2, 3}, []int{3}, "check: c[1] = NaN, want 2 (|diff| NaN > tol 1e-05); 2 of 3 differ"},
+		{"length", []float32{1}, []float64{1, 2}, []int{2}, "check: c has 1 elements, want 2"},
+	}
+	for _, tt := range tests {
+		_, err := Compare("c", tt.got, tt.want, tt.dims, TolFP32)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("%s: Compare = %v, want nil", tt.desc, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+			t.Errorf("%s: Compare = %v\nwant prefix %q", tt.desc, err, tt.wantErr)
+		}
+	}
+}
+
+func TestCompareNorm(t *testing.T) {
+	want := []float64{1, 2, 3, 4}
+	if st, err := CompareNorm("C", []float32{1.001, 2, 3, 4}, want, nil, 1e-3); err != nil || st.MaxRelErr > 1e-3 {
+		t.Errorf("small error: %v (%g)", err, st.MaxRelErr)
+	}
+	if _, err := CompareNorm("C", []float32{2, 2, 3, 4}, want, nil, 1e-3); err == nil || !strings.Contains(err.Error(), "‖out − ref‖/‖ref‖") {
+		t.Errorf("large error: %v", err)
+	}
+	if _, err := CompareNorm("C", []float32{1, float32(math.NaN()), 3, 4}, want, []int{2, 2}, 1e-2); err == nil || !strings.Contains(err.Error(), "C[0,1] = NaN") {
+		t.Errorf("NaN: %v", err)
+	}
+}
+
+func TestUnflatten(t *testing.T) {
+	for _, tt := range []struct {
+		i    int
+		dims []int
+		want string
+	}{{5, []int{6}, "[5]"}, {5, []int{2, 3}, "[1 2]"}, {23, []int{2, 3, 4}, "[1 2 3]"}} {
+		if got := fmt.Sprint(unflatten(tt.i, tt.dims)); got != tt.want {
+			t.Errorf("unflatten(%d, %v) = %s, want %s", tt.i, tt.dims, got, tt.want)
+		}
+	}
+}
+
+func TestSizeString(t *testing.T) {
+	for _, tt := range []struct {
+		s    Size
+		want string
+	}{{Size{1000}, "n=1000"}, {Size{1000, 1003, 517}, "1000×1003×517"}} {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("%v.String() = %q, want %q", []int(tt.s), got, tt.want)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestBenchTableGolden(t *testing.T) {
+	rs := []Result{
+		{Variant: "vadd_v1", Size: "n=67108864", Block: 256, MedianMs: 0.3012, Throughput: 2673.5, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy", PeakMem: 805310464},
+		{Variant: "cuBLAS fp32", Size: "4096×4096×4096", MedianMs: 2.7251, Throughput: 50.4, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy"},
+	}
+	var b bytes.Buffer
+	benchTable(&b, rs)
+	checkTable(&b, []Result{{Variant: "vadd_v1", Size: "n=1023", MaxRelErr: 5.9e-8, Tolerance: 1e-5, Passed: true}, {Variant: "vadd_v2", Size: "n=3", MaxRelErr: math.Inf(1), Tolerance: 1e-5}})
+	golden(t, "tables.golden", b.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, got, 0o644)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update if meant):\n%s", name, got)
+	}
+}
+
+//go:embed testdata/results
+var sampleResults embed.FS
+
+func TestLoadRecorded(t *testing.T) {
+	sub, _ := fs.Sub(sampleResults, "testdata")
+	set, err := loadRecorded(sub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Results) != 1 || set.Results[0].Mode != "replayed" || set.Source() != "replayed from Test GPU, 2026-11-22" {
+		t.Errorf("loadRecorded = %+v, source %q", set.Results, set.Source())
+	}
+	if _, err := ParseResults([]byte(`{"schema":"other","results":[]}`)); err == nil || !strings.Contains(err.Error(), `schema "other"`) {
+		t.Errorf("ParseResults(other schema) = %v", err)
+	}
+	if _, err := ParseResults([]byte(`{"schema":"cudarepl-results/1","results":[{"speed":1}]}`)); err == nil {
+		t.Errorf("ParseResults accepted an unknown field")
+	}
+}
+
+func TestExercisePrepareKeepsLearnersWork(t *testing.T) {
+	env := &Env{Workspace: t.TempDir(), Out: &bytes.Buffer{}}
+	l := &Lesson{Slug: "x"}
+	x := &Exercise{File: "k.cu", Starter: "starter"}
+	path, created, err := x.Prepare(env, l)
+	if err != nil || !created {
+		t.Fatalf("first Prepare = %v, %v", created, err)
+	}
+	os.WriteFile(path, []byte("my work"), 0o644)
+	if _, created, _ := x.Prepare(env, l); created {
+		t.Error("second Prepare claims to have created the file")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "my work" {
+		t.Errorf("Prepare overwrote the learner's file: %q", b)
+	}
+}

@@ -1,0 +1,101 @@
+package lessons
+
+import (
+	"fmt"
+	"strings"
+
+	"cudarepl/gpu"
+)
+
+// Size is a problem size: {n} for vectors, {m, n, k} for matrix products.
+type Size []int
+
+func (s Size) String() string {
+	if len(s) == 1 {
+		return fmt.Sprintf("n=%d", s[0])
+	}
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, "×")
+}
+
+// Impl is one way to compute a lesson's problem: a kernel version, a
+// library call, or a learner's kernel judged like a version.
+type Impl struct {
+	Name    string // the kernel's name, or the library's, e.g. "vadd_v2", "cuBLAS"
+	Summary string // what it changes and why, from the kernel's // vN: line
+	Library bool   // runs a library, not a kernel of the lesson
+	Like    string // launch it as this impl is launched (exercises)
+	Block   int    // default threads per block; 256 when 0
+}
+
+// Problem is what a lesson's kernels compute, how to check it and how much
+// work it is.
+type Problem struct {
+	Name       string // e.g. "vector add"
+	DType      string // e.g. "float32"
+	Unit       string // "GB/s" or "TFLOP/s"
+	Ceiling    string // the measured ceiling results are compared with: "copy", "sgemm"
+	CheckSizes []Size // include sizes that are not multiples of any block size
+	Impls      []Impl // in ladder order, library baselines last
+
+	// Setup uploads fresh random inputs of size s and computes the reference.
+	Setup func(env *Env, s Size) (Case, error)
+	// Work is what one run does, in the unit's numerator: bytes moved for
+	// GB/s, floating-point operations for TFLOP/s.
+	Work func(s Size) float64
+	// SizeLabel names a size in tables; Size.String when nil.
+	SizeLabel func(s Size) string
+}
+
+// label names size s in tables and results.
+func (p *Problem) label(s Size) string {
+	if p.SizeLabel != nil {
+		return p.SizeLabel(s)
+	}
+	return s.String()
+}
+
+// Case is one problem instance on the GPU, ready for any impl.
+type Case interface {
+	// Ops returns the device work of impl (k is its loaded kernel; the zero
+	// Kernel for a library impl) with block threads per block.
+	Ops(impl Impl, k gpu.Kernel, block int) ([]gpu.Op, error)
+	// Poison fills the outputs with NaN, so that an unwritten element fails.
+	Poison() error
+	// Check reads the outputs back and compares them with the reference.
+	Check() (CheckStats, error)
+	// Footprint is the device memory the case holds, in bytes.
+	Footprint() int64
+	// Free releases the case's device memory.
+	Free()
+}
+
+// impl returns the problem's impl called name.
+func (p *Problem) impl(name string) (Impl, error) {
+	var names []string
+	for _, im := range p.Impls {
+		if im.Name == name {
+			return im, nil
+		}
+		names = append(names, im.Name)
+	}
+	return Impl{}, fmt.Errorf("lessons: %s has no variant %q (it has: %s)", p.Name, name, strings.Join(names, ", "))
+}
+
+func (im Impl) block() int {
+	if im.Block > 0 {
+		return im.Block
+	}
+	return 256
+}
+
+// units converts Work per second into the problem's unit.
+func (p *Problem) units(perSecond float64) float64 {
+	if p.Unit == "TFLOP/s" {
+		return perSecond / 1e12
+	}
+	return perSecond / 1e9
+}

@@ -1,0 +1,135 @@
+package lessons
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+)
+
+// ResultSchema names the JSON layout of results files.
+const ResultSchema = "cudarepl-results/1"
+
+// Result is one measurement or one check, with what it ran on. Every lesson
+// writes the same schema, and the tables, plots and JSON all come from it.
+type Result struct {
+	Lesson  string `json:"lesson"`
+	Step    string `json:"step"`
+	Kind    string `json:"kind"`    // "bench", "check" or "ceiling"
+	Variant string `json:"variant"` // kernel or library call, e.g. "vadd_v2", "cuBLAS"
+	Size    string `json:"size"`    // e.g. "n=1048576", "4096×4096×4096"
+	Dims    []int  `json:"dims"`
+	Block   int    `json:"block,omitempty"` // threads per block, where it was chosen
+	DType   string `json:"dtype"`
+
+	MedianMs float64 `json:"median_ms,omitempty"`
+	MinMs    float64 `json:"min_ms,omitempty"`
+	MaxMs    float64 `json:"max_ms,omitempty"`
+	Reps     int     `json:"reps,omitempty"`
+
+	Throughput  float64 `json:"throughput,omitempty"` // in Unit
+	Unit        string  `json:"unit,omitempty"`       // "GB/s" or "TFLOP/s"
+	PeakMem     int64   `json:"peak_mem_bytes,omitempty"`
+	Ceiling     float64 `json:"ceiling,omitempty"` // in Unit, measured in the same run
+	CeilingName string  `json:"ceiling_name,omitempty"`
+
+	MaxRelErr float64 `json:"max_rel_err,omitempty"` // checks: worst |out − ref| / (|ref| + 1)
+	Tolerance float64 `json:"tolerance,omitempty"`
+	Passed    bool    `json:"passed,omitempty"`
+	Detail    string  `json:"detail,omitempty"` // a failed check's first mismatch
+
+	GPU    string `json:"gpu"`
+	Driver string `json:"driver"`
+	CUDA   string `json:"cuda"`
+	Date   string `json:"date"`
+	Mode   string `json:"mode"` // "live" or "replayed"
+}
+
+// OfCeiling is Throughput as a share of Ceiling, 0 where there is none.
+func (r Result) OfCeiling() float64 {
+	if r.Ceiling <= 0 {
+		return 0
+	}
+	return r.Throughput / r.Ceiling
+}
+
+// ResultSet is a results file: what one lesson measured in one run.
+type ResultSet struct {
+	Schema  string   `json:"schema"`
+	Results []Result `json:"results"`
+}
+
+// Filter returns the results of one step and kind.
+func (s ResultSet) Filter(step, kind string) []Result {
+	var out []Result
+	for _, r := range s.Results {
+		if r.Step == step && r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Source says where the results come from, for figure subtitles and table
+// headers: "live on GPU, date" or "replayed from GPU, date".
+func (s ResultSet) Source() string {
+	if len(s.Results) == 0 {
+		return "no results"
+	}
+	r := s.Results[0]
+	if r.Mode == "live" {
+		return fmt.Sprintf("live on %s, %s", r.GPU, r.Date)
+	}
+	return fmt.Sprintf("replayed from %s, %s", r.GPU, r.Date)
+}
+
+// loadRecorded reads every results/*.json of a lesson folder, marked replayed.
+func loadRecorded(fsys fs.FS) (ResultSet, error) {
+	set := ResultSet{Schema: ResultSchema}
+	paths, _ := fs.Glob(fsys, "results/*.json")
+	sort.Strings(paths)
+	for _, p := range paths {
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return set, err
+		}
+		s, err := ParseResults(b)
+		if err != nil {
+			return set, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, r := range s.Results {
+			r.Mode = "replayed"
+			set.Results = append(set.Results, r)
+		}
+	}
+	return set, nil
+}
+
+// ParseResults decodes a results file and checks its schema.
+func ParseResults(b []byte) (ResultSet, error) {
+	var s ResultSet
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("results: %w", err)
+	}
+	if s.Schema != ResultSchema {
+		return s, fmt.Errorf("results: schema %q, want %q", s.Schema, ResultSchema)
+	}
+	return s, nil
+}
+
+// WriteResults writes s as indented JSON to path.
+func WriteResults(path string, s ResultSet) error {
+	s.Schema = ResultSchema
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("results: %w", err)
+	}
+	return nil
+}
