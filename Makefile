@@ -21,10 +21,12 @@ test:
 ## gpu-build: the GPU test binaries, into build/, to carry to a GPU machine
 gpu-build: build
 	$(GO) test -c -tags gpu -o build/gpu.test ./gpu
+	$(GO) test -c -tags gpu -o build/lessons.test ./lessons/all
 
 ## gpu-test: build and run the GPU tests; without a GPU they skip and say why
 gpu-test: gpu-build
 	./build/gpu.test -test.v -test.count=1
+	cd lessons/all && ../../build/lessons.test -test.v -test.count=1
 
 ## lint: gofmt and go vet, GPU tests included
 lint:

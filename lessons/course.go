@@ -124,3 +124,19 @@ func (l *Lesson) RunVariant(env *Env, name string) error {
 	}
 	return CheckStep{Impls: []string{name}}.Do(env, l, "run")
 }
+
+// Measure runs every step that measures or checks something (all but the
+// kernel listings and the exercise), without the prose: what
+// "cudarepl bench" records.
+func (l *Lesson) Measure(env *Env) error {
+	for _, s := range l.Steps {
+		if s.Action == nil || s.Action.Kind() == "kernel" || s.Action.Kind() == "exercise" {
+			continue
+		}
+		env.printf("\n── %s\n", s.Title)
+		if err := s.Action.Do(env, l, s.Title); err != nil {
+			return fmt.Errorf("%s, step %q: %w", l.Slug, s.Title, err)
+		}
+	}
+	return nil
+}

@@ -1,10 +1,15 @@
 // Command cudarepl teaches GPU programming by running it.
 //
-// Usage:
+// With no arguments it opens the REPL, where a learner opens a lesson and
+// steps through it. The same actions run from the command line:
 //
-//	cudarepl device     print the GPU and its limits, or why there is none
-//	cudarepl version    print the version of cudarepl and what it found
-//	cudarepl help       print this help
+//	cudarepl lessons                          list the lessons
+//	cudarepl run <lesson>                     run a lesson end to end
+//	cudarepl check --all                      check every lesson
+//	cudarepl check <lesson> --kernel FILE.cu  judge a kernel file
+//	cudarepl bench <lesson> [--json FILE]     measure a lesson
+//	cudarepl device                           describe the GPU
+//	cudarepl version                          print the version
 package main
 
 import (
@@ -15,7 +20,10 @@ import (
 	"runtime/debug"
 	"text/tabwriter"
 
+	"github.com/chzyer/readline"
+
 	"cudarepl/gpu"
+	_ "cudarepl/lessons/all"
 )
 
 // version is set at release; builds from a checkout report their commit.
@@ -24,9 +32,20 @@ const version = "0.1.0-dev"
 const usage = `cudarepl teaches GPU programming by running it.
 
 Usage:
-  cudarepl device     print the GPU and its limits, or why there is none
-  cudarepl version    print the version of cudarepl and what it found
-  cudarepl help       print this help
+  cudarepl                                  open the REPL
+  cudarepl lessons                          list the lessons
+  cudarepl run <lesson> [--plots DIR]       run a lesson end to end
+  cudarepl check --all                      check every lesson's versions
+  cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]
+                                            check a lesson, or judge a kernel file
+  cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
+                                            measure a lesson (sizes like 2^20 or 1000x1003x517)
+  cudarepl device                           print the GPU and its limits, or why there is none
+  cudarepl version                          print the version of cudarepl and what it found
+  cudarepl help                             print this help
+
+Without a GPU every lesson runs in replay mode, with results recorded on a
+reference GPU. Exercise copies live in $CUDAREPL_WORKSPACE (default ~/cudarepl).
 `
 
 func main() {
@@ -36,10 +55,17 @@ func main() {
 // run executes one command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stdout, usage)
-		return 0
+		return runREPL(os.Stdin, stdout, stderr, readline.DefaultIsTerminal(), nil)
 	}
 	switch args[0] {
+	case "lessons":
+		return cmdLessons(stdout)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
 	case "device":
 		return cmdDevice(stdout, stderr)
 	case "version", "--version", "-version":

@@ -14,7 +14,7 @@ func TestRun(t *testing.T) {
 		wantOut    string // substring of stdout
 		wantErr    string // substring of stderr
 	}{
-		{"no arguments prints usage", nil, 0, "Usage:", ""},
+		{"help flag", []string{"--help"}, 0, "Usage:", ""},
 		{"help", []string{"help"}, 0, "cudarepl device", ""},
 		{"version", []string{"version"}, 0, "cudarepl 0.1.0-dev", ""},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
