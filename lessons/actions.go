@@ -374,7 +374,7 @@ func (s Sweep) Figure(p *Problem, rs []Result) plots.Lines {
 		fig.Series = append(fig.Series, *bySeries[n])
 	}
 	if rs[0].Ceiling > 0 {
-		fig.Ceilings = []plots.Ceiling{{Name: rs[0].CeilingName + " (measured)", Value: rs[0].Ceiling}}
+		fig.Ceilings = []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", rs[0].CeilingName, rs[0].Ceiling, rs[0].Unit), Value: rs[0].Ceiling}}
 	}
 	return fig
 }

@@ -116,7 +116,8 @@ func (e *Env) measureGEMM(t gpu.DType, n int) (Result, error) {
 	}
 	defer d.Free(c)
 	g := gpu.GEMM{M: n, N: n, K: n, A: a, B: b, C: c, Alpha: 1, Type: t, Compute: gpu.Compute32F}
-	tm, err := d.Bench(gpu.Bench{Name: "cuBLAS " + t.String(), Ops: [][]gpu.Op{{g}}, Reps: 10})
+	// A longer warm-up than usual: the GPU raises its clocks under load.
+	tm, err := d.Bench(gpu.Bench{Name: "cuBLAS " + t.String(), Ops: [][]gpu.Op{{g}}, Warmup: 10, Reps: 20})
 	if err != nil {
 		return Result{}, err
 	}

@@ -74,6 +74,16 @@ func benchTable(w io.Writer, rs []Result) {
 	if ceil != "" {
 		fmt.Fprintf(w, "ceiling: %s, %.1f %s, measured in the same run\n", ceil, rs[0].Ceiling, unit)
 	}
+	over, worst := 0, 0.0
+	for _, r := range rs {
+		if f := r.OfCeiling(); f > 1.02 {
+			over++
+			worst = max(worst, f)
+		}
+	}
+	if over > 0 {
+		fmt.Fprintf(w, "note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement at one size; clocks and sizes move it by a few per cent.\n", over, 100*(worst-1))
+	}
 }
 
 // checkTable lists check results.

@@ -208,16 +208,17 @@ func (powerTicks) Ticks(min, max float64) []plot.Tick {
 	for e := lo; e <= hi; e++ {
 		t := plot.Tick{Value: math.Pow(2, e)}
 		if math.Mod(e-lo, step) == 0 {
-			t.Label = powerLabel(e)
+			t.Label = powerLabel(e, hi)
 		}
 		ticks = append(ticks, t)
 	}
 	return ticks
 }
 
-// powerLabel writes 2^e plainly while it is short, else as 2^e.
-func powerLabel(e float64) string {
-	if e >= 0 && e <= 13 {
+// powerLabel writes 2^e plainly when the axis ends at 2^13 or below, and as
+// "2^e" on axes that reach further, so that one axis uses one style.
+func powerLabel(e, top float64) string {
+	if top <= 13 && e >= 0 {
 		return fmt.Sprintf("%d", int(math.Pow(2, e)))
 	}
 	return fmt.Sprintf("2^%d", int(e))

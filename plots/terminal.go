@@ -112,7 +112,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 	fmt.Fprintf(w, "%*s └%s\n", margin-1, "", strings.Repeat("─", width))
 	lo, hi := axisValue(minX), axisValue(maxX)
 	if f.LogX {
-		lo, hi = powerLabel(math.Log2(minX)), powerLabel(math.Log2(maxX))
+		lo, hi = powerLabel(math.Log2(minX), math.Log2(maxX)), powerLabel(math.Log2(maxX), math.Log2(maxX))
 	}
 	gap := max(width-len(lo)-len(hi)-len(f.XLabel)-2, 2)
 	fmt.Fprintf(w, "%*s  %s%*s%s%*s%s\n", margin-1, "", lo, gap/2, "", f.XLabel, gap-gap/2, "", hi)
