@@ -171,8 +171,10 @@ func compileOnly(env *Env, l *Lesson) error {
 		return err
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
-	for _, k := range img.Kernels {
-		env.printf("  %-16s %s\n", k.Name, resourceLine(k))
+	for _, name := range kernels.Names(src) {
+		if k, ok := img.Kernel(name); ok {
+			env.printf("  %-16s %s\n", k.Name, resourceLine(k))
+		}
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func sample() Lines {
 			{Name: "vadd_v1", X: []float64{1 << 16, 1 << 20, 1 << 24, 1 << 26}, Y: []float64{180, 1500, 2600, 2700}},
 			{Name: "vadd_v3", X: []float64{1 << 16, 1 << 20, 1 << 24, 1 << 26}, Y: []float64{200, 1700, 2900, 2990}},
 		},
-		Ceilings: []Ceiling{{Name: "device-to-device copy", Value: 2919}},
+		Ceilings: []Ceiling{{Name: "device-to-device copy, 2919 GB/s", Value: 2919}},
 	}
 }
 

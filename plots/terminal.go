@@ -121,7 +121,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 		legend = append(legend, fmt.Sprintf("%c %s", markers[i%len(markers)], s.Name))
 	}
 	for _, c := range f.Ceilings {
-		legend = append(legend, fmt.Sprintf("┈ %s %s", c.Name, axisValue(c.Value)))
+		legend = append(legend, "┈ "+c.Name)
 	}
 	fmt.Fprintf(w, "%*s  %s\n", margin-1, "", strings.Join(legend, "   "))
 	return nil

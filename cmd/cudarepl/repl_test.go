@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chzyer/readline"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// replayOnly skips where a GPU would change the output.
+func replayOnly(t *testing.T) {
+	t.Helper()
+	w, err := gpu.Open()
+	if err == nil {
+		w.Close()
+		t.Skip("a GPU is present; this test pins the replay-mode output")
+	}
+}
+
+// workspace points the REPL's workspace (exercises, plots) at a temp dir.
+func workspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	t.Setenv("CUDAREPL_WORKSPACE", ws)
+	t.Setenv("HOME", ws) // keeps the history file out of the real home
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(ws, "config"))
+	return ws
+}
+
+// transcript runs the REPL on input without a terminal and returns what it
+// printed, with the workspace path replaced by $WORKSPACE.
+func transcript(t *testing.T, input string) string {
+	t.Helper()
+	ws := workspace(t)
+	var out bytes.Buffer
+	status := runREPL(io.NopCloser(strings.NewReader(input)), &out, &out, false, nil)
+	if status != 0 {
+		t.Fatalf("runREPL = %d\n%s", status, out.String())
+	}
+	return strings.ReplaceAll(out.String(), ws, "$WORKSPACE")
+}
+
+func TestREPLCommands(t *testing.T) {
+	replayOnly(t)
+	tests := []struct {
+		desc  string
+		input string
+		want  []string // substrings of the output, in order
+	}{
+		{"help lists every command", "help\n", []string{"help", "lessons", "open", "next", "prev", "step", "show", "run", "check", "bench", "plot", "edit", "device", "mem", "quit"}},
+		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20"}},
+		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add"}},
+		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/8 Kernel", "vadd_v1"}},
+		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/8 Launch", "1048583       256      4097", "── 1/8 Kernel"}},
+		{"step n", "open vector\nstep 6\n", []string{"── 6/8 Block size", "replayed from NVIDIA H100 80GB HBM3"}},
+		{"step out of range", "open 2\nstep 9\n", []string{"error: step \"9\": vector-add has steps 1 to 8"}},
+		{"show", "open 2\nshow\n", []string{"1/8 Kernel\n\nThe CPU adds two vectors"}},
+		{"show kernel", "open 2\nshow kernel vadd_v3\n", []string{"// v3: float4 loads"}},
+		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: kernels: kernels/vector_add.cu has no kernel "nope"`}},
+		{"run a variant in replay", "open 2\nrun vadd_v2\n", []string{"No GPU here", "vadd_v2  n=1048583", "ok"}},
+		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3)`}},
+		{"bench replays", "open 2\nbench\n", []string{"── Block size", "── Benchmark", "vadd_v3  n=67108864", "figure: $WORKSPACE/plots/02-vector-add-benchmark.png"}},
+		{"bench with a bad size", "open 2\nbench 2^y\n", []string{`error: size "2^y": "2^y" is not a power like 2^20`}},
+		{"plot", "open 1\nplot\n", []string{"── Copy bandwidth", "── GEMM throughput", "figure: $WORKSPACE/plots/01-hello-gpu-gemm-throughput.png"}},
+		{"no lesson open", "next\n", []string{"error: no lesson is open"}},
+		{"unknown command", "frobnicate\n", []string{`unknown command "frobnicate"; type 'help' for the list`}},
+		{"device", "device\n", []string{"replay mode"}},
+		{"mem", "mem\n", []string{"no GPU"}},
+		{"quit stops reading", "quit\nlessons\n", nil},
+	}
+	for _, tt := range tests {
+		out := transcript(t, tt.input)
+		rest := out
+		for _, w := range tt.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: output lacks %q (in order)\n%s", tt.desc, w, out)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		if tt.desc == "quit stops reading" && strings.Contains(out, "hello-gpu") {
+			t.Errorf("%s: commands after quit ran:\n%s", tt.desc, out)
+		}
+	}
+}
+
+// TestREPLTranscriptGolden pins one whole session's output.
+func TestREPLTranscriptGolden(t *testing.T) {
+	replayOnly(t)
+	if v, err := gpu.NVRTCVersion(); err != nil || v != "11.8" {
+		t.Skipf("the golden transcript was recorded with NVRTC 11.8 (Debian's libnvrtc11.2); here: %q, %v", v, err)
+	}
+	out := transcript(t, "lessons\nopen 2\nnext\nnext\nnext\nrun vadd_v1\nbench\nquit\n")
+	path := filepath.Join("testdata", "transcript.golden")
+	if *update {
+		os.WriteFile(path, []byte(out), 0o644)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if out != string(want) {
+		t.Errorf("transcript differs from %s (go test -update if meant):\n%s", path, out)
+	}
+}
+
+func TestREPLExercise(t *testing.T) {
+	replayOnly(t)
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	bad, _ := filepath.Abs("../../lessons/02-vector-add/testdata/syntax_error.cu")
+	good, _ := filepath.Abs("../../lessons/02-vector-add/testdata/solution.cu")
+	t.Setenv("EDITOR", "true") // an editor that changes nothing
+	out := transcript(t, "open 2\nstep 8\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
+	for _, want := range []string{
+		"Your copy of the exercise: $WORKSPACE/vector-add/vadd_exercise.cu",
+		"error: gpu: nvrtc: syntax_error.cu:3: expected a \";\"",
+		"solution.cu compiled: ",
+		"judging a kernel needs a GPU",
+		"vadd_exercise.cu compiled: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q\n%s", want, out)
+		}
+	}
+}
+
+// TestREPLCtrlCStopsACommand sends a real SIGINT while a command runs: the
+// command stops, the REPL goes on.
+func TestREPLCtrlCStopsACommand(t *testing.T) {
+	workspace(t)
+	started := make(chan struct{})
+	commands = append(commands, command{name: "wait", run: func(r *repl, _ []string) error {
+		close(started)
+		select {
+		case <-r.s.env.Ctx.Done():
+			return lessons.ErrStopped
+		case <-time.After(10 * time.Second):
+			return errors.New("not stopped")
+		}
+	}})
+	defer func() { commands = commands[:len(commands)-1] }()
+	go func() {
+		<-started
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}()
+	var out bytes.Buffer
+	runREPL(io.NopCloser(strings.NewReader("wait\nlessons\n")), &out, &out, false, nil)
+	if !strings.Contains(out.String(), "stopped\n") || !strings.Contains(out.String(), "vector-add") {
+		t.Errorf("Ctrl-C did not stop just the command:\n%s", out.String())
+	}
+}
+
+func TestCompleter(t *testing.T) {
+	workspace(t)
+	s, err := openSession(io.Discard, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	r := &repl{s: s, out: io.Discard}
+	c := r.completer()
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"ope", []string{"n "}},
+		{"open vec", []string{"tor-add "}},
+		{"open ", []string{"hello-gpu ", "vector-add "}},
+		{"show k", []string{"ernel "}},
+		{"help be", []string{"nch "}},
+		{"ru", []string{"n "}},
+	}
+	for _, tt := range tests {
+		got, _ := c.Do([]rune(tt.line), len([]rune(tt.line)))
+		var cands []string
+		for _, g := range got {
+			cands = append(cands, string(g))
+		}
+		if strings.Join(cands, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("complete %q = %q, want %q", tt.line, cands, tt.want)
+		}
+	}
+	r.lesson, _ = lessons.Find("vector-add")
+	got, _ := c.Do([]rune("run vadd_v"), 10)
+	var cands []string
+	for _, g := range got {
+		cands = append(cands, string(g))
+	}
+	if strings.Join(cands, "|") != "1 |2 |3 " {
+		t.Errorf("complete \"run vadd_v\" with vector-add open = %q", cands)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that readline's goroutines may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeTerminal runs the REPL through readline on a pipe that claims to be a
+// terminal, typing keys and waiting for the output each time.
+func fakeTerminal(t *testing.T, history string, keys ...string) string {
+	t.Helper()
+	pr, pw := io.Pipe()
+	out := &syncBuffer{}
+	cfg := &readline.Config{
+		Stdin: pr, Stdout: out, Stderr: out, HistoryFile: history,
+		FuncIsTerminal: func() bool { return true },
+		FuncMakeRaw:    func() error { return nil },
+		FuncExitRaw:    func() error { return nil },
+		FuncGetWidth:   func() int { return 100 },
+	}
+	done := make(chan int)
+	go func() { done <- runREPL(pr, out, out, true, cfg) }()
+	for _, k := range keys {
+		time.Sleep(150 * time.Millisecond) // let readline draw its prompt
+		if _, err := pw.Write([]byte(k)); err != nil {
+			t.Fatalf("typing %q: %v", k, err)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the REPL did not quit; output:\n%s", out.String())
+	}
+	pw.Close()
+	return out.String()
+}
+
+func TestFakeTerminal(t *testing.T) {
+	ws := workspace(t)
+	history := filepath.Join(ws, "history")
+	out := fakeTerminal(t, history,
+		"lessons\r",
+		"ope\t2\r",     // Tab completes "open "
+		"\x03",         // Ctrl-C at the prompt: a hint, not an exit
+		"frobnicate\r", // a bad command
+		"\x04",         // Ctrl-D quits
+	)
+	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/8> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fake terminal output lacks %q:\n%s", want, out)
+		}
+	}
+	h, _ := os.ReadFile(history)
+	if !strings.Contains(string(h), "open 2") {
+		t.Errorf("history file holds %q, want it to have \"open 2\"", h)
+	}
+	// A second session recalls the first one's last command with ↑.
+	out = fakeTerminal(t, history, "\x1b[A\r", "\x04")
+	if !strings.Contains(out, "unknown command \"frobnicate\"") {
+		t.Errorf("↑ in a new session did not recall the last command:\n%s", out)
+	}
+}

@@ -1,0 +1,69 @@
+package lessons
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"cudarepl/gpu"
+)
+
+// fakeDev is just enough of a gpu.Device for a sweep over a library impl:
+// every bench "takes" 1 ms. Methods it lacks panic through the nil embed.
+type fakeDev struct {
+	gpu.Device
+	next gpu.DevicePtr
+}
+
+func (f *fakeDev) Info() gpu.DeviceInfo                 { return gpu.DeviceInfo{Name: "Fake GPU", L2Bytes: 1 << 20} }
+func (f *fakeDev) MemInfo() (int64, int64, error)       { return 1 << 30, 1 << 30, nil }
+func (f *fakeDev) Alloc(n int64) (gpu.DevicePtr, error) { f.next += 1 << 20; return f.next, nil }
+func (f *fakeDev) Free(gpu.DevicePtr) error             { return nil }
+func (f *fakeDev) Run(...gpu.Op) error                  { return nil }
+func (f *fakeDev) Bench(b gpu.Bench) (gpu.Timing, error) {
+	return gpu.Timing{Device: []time.Duration{time.Millisecond}}, nil
+}
+
+type fakeCase struct{}
+
+func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
+func (fakeCase) Poison() error                               { return nil }
+func (fakeCase) Check() (CheckStats, error)                  { return CheckStats{}, nil }
+func (fakeCase) Footprint() int64                            { return 1 << 30 }
+func (fakeCase) Free()                                       {}
+
+// TestSweepStopsOnCancel: Ctrl-C during a sweep keeps what was measured and
+// returns ErrStopped.
+func TestSweepStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	env := &Env{Dev: &fakeDev{}, Out: &out, Ctx: ctx, Progress: func(done, total int, what string) {
+		if done == 1 {
+			cancel() // the learner presses Ctrl-C during the second measurement
+		}
+	}}
+	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
+		Impls: []Impl{{Name: "lib", Library: true}},
+		Setup: func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Work:  func(s Size) float64 { return float64(s[0]) }}
+	l := &Lesson{Slug: "fake", Problem: p}
+	sw := Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
+	err := sw.Do(env, l, "Benchmark")
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("Do = %v, want ErrStopped", err)
+	}
+	if got := len(env.Results.Filter("Benchmark", "bench")); got != 2 {
+		t.Errorf("%d results kept, want 2 (measured before the stop)", got)
+	}
+	if !strings.Contains(out.String(), "stopped after 2 of 3 measurements") || !strings.Contains(out.String(), "lib      n=2000000") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	// 1e6 bytes in 1 ms is 1 GB/s.
+	if r := env.Results.Results[0]; r.Throughput != 1 || r.Ceiling == 0 {
+		t.Errorf("first result: %.3g GB/s, ceiling %.3g", r.Throughput, r.Ceiling)
+	}
+}
