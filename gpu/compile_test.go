@@ -3,8 +3,11 @@ package gpu
 import (
 	"errors"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestCacheKey(t *testing.T) {
@@ -134,5 +137,27 @@ func TestCompileErrorWithNVRTC(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".cubin") {
 			t.Errorf("a failed compile left %s in the cache", e.Name())
 		}
+	}
+}
+
+// TestCompileKeepsGoSignalHandlers: after NVRTC has run in this process, a
+// SIGINT must still reach signal.Notify instead of crashing the runtime.
+func TestCompileKeepsGoSignalHandlers(t *testing.T) {
+	needNVRTC(t)
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	if _, err := Compile(Source{Name: "vadd.cu", Code: vaddSource}, CompileOptions{NoCache: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(Source{Name: "bad.cu", Code: "extern \"C\" __global__ void k() { x; }"}, CompileOptions{NoCache: true}); err == nil {
+		t.Fatal("a broken kernel compiled")
+	}
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt)
+	defer signal.Stop(c)
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	select {
+	case <-c:
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGINT never arrived")
 	}
 }

@@ -30,6 +30,7 @@ type nvrtcAPI struct {
 }
 
 var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
+	defer keepSignalHandlers()() // loading runs LLVM's static constructors
 	lib, err := openLibrary("NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
 		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
 	if err != nil {
@@ -79,6 +80,7 @@ func (n *nvrtcAPI) check(r int32, call string) error {
 
 // compile runs NVRTC on src and returns the CUBIN and the log.
 func (n *nvrtcAPI) compile(name, src string, opts []string) (cubin []byte, log string, err error) {
+	defer keepSignalHandlers()()
 	var prog uintptr
 	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
 		return nil, "", err
