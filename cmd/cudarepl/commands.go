@@ -66,38 +66,63 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// cmdRun runs a lesson end to end.
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs, cf := newFlags("run", stderr)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+// usageError is a command line that cannot be run as written: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// exitStatus prints err, if any, and returns the status to exit with.
+func exitStatus(stderr io.Writer, err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, ue.msg)
 		return 2
 	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: cudarepl run <lesson> [--plots DIR]")
-		return 2
+	fmt.Fprintf(stderr, "cudarepl: %v\n", err)
+	return 1
+}
+
+// lessonArg finds the lesson named by the first positional argument.
+func lessonArg(pos []string, usage string) (*lessons.Lesson, error) {
+	if len(pos) < 1 {
+		return nil, usageError{"usage: " + usage}
 	}
 	l, err := lessons.Find(pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 2
+		return nil, usageError{"cudarepl: " + err.Error()}
+	}
+	return l, nil
+}
+
+// cmdRun runs a lesson end to end.
+func cmdRun(args []string, stdout, stderr io.Writer) error {
+	fs, cf := newFlags("run", stderr)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	const usage = "cudarepl run <lesson> [--plots DIR]"
+	if len(pos) > 1 {
+		return usageError{"usage: " + usage}
+	}
+	l, err := lessonArg(pos, usage)
+	if err != nil {
+		return err
 	}
 	s, err := openSession(stdout, cf.plots)
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
+		return err
 	}
 	defer s.close()
 	fmt.Fprintln(stdout, s.banner())
-	if err := l.RunAll(s.env); err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
-	}
-	return 0
+	return l.RunAll(s.env)
 }
 
 // cmdCheck checks lessons, or judges a learner's kernel file.
-func cmdCheck(args []string, stdout, stderr io.Writer) int {
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs, cf := newFlags("check", stderr)
 	all := fs.Bool("all", false, "check every lesson")
 	file := fs.String("kernel", "", "a .cu file to judge instead of the lesson's own versions")
@@ -105,31 +130,27 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	like := fs.String("like", "", "the version it is judged and launched like (default: the exercise's)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return usageError{err.Error()}
 	}
-	var targets []*lessons.Lesson
-	switch {
-	case *all && len(pos) == 0 && *file == "":
-		targets = lessons.All()
-	case !*all && len(pos) == 1:
-		l, err := lessons.Find(pos[0])
+	const usage = "cudarepl check --all | cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]"
+	targets := lessons.All()
+	if !*all || len(pos) > 0 || *file != "" {
+		if *all || len(pos) != 1 {
+			return usageError{"usage: " + usage}
+		}
+		l, err := lessonArg(pos, usage)
 		if err != nil {
-			fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-			return 2
+			return err
 		}
 		targets = []*lessons.Lesson{l}
-	default:
-		fmt.Fprintln(stderr, "usage: cudarepl check --all | cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]")
-		return 2
 	}
 	s, err := openSession(stdout, cf.plots)
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
+		return err
 	}
 	defer s.close()
 	if *file != "" {
-		return judgeFile(s.env, targets[0], *file, *variant, *like, stdout, stderr)
+		return judgeFile(s.env, targets[0], *file, *variant, *like, stdout)
 	}
 	failed := 0
 	for _, l := range targets {
@@ -140,39 +161,36 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if failed > 0 {
-		fmt.Fprintf(stderr, "cudarepl: %d of %d lessons failed their checks\n", failed, len(targets))
-		return 1
+		return fmt.Errorf("%d of %d lessons failed their checks", failed, len(targets))
 	}
 	if !s.env.Live() {
 		fmt.Fprintf(stdout, "replay mode: the checks above are the recorded ones; nothing ran on a GPU\n")
 	}
-	return 0
+	return nil
 }
 
 // judgeFile compiles path and judges its kernel like a version of l.
-func judgeFile(env *lessons.Env, l *lessons.Lesson, path, kernel, like string, stdout, stderr io.Writer) int {
+func judgeFile(env *lessons.Env, l *lessons.Lesson, path, kernel, like string, stdout io.Writer) error {
 	code, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 2
+		return usageError{"cudarepl: " + err.Error()}
 	}
 	src := gpu.Source{Name: filepath.Base(path), Code: string(code)}
 	kernel, like, err = judgeTarget(l, src, kernel, like)
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 2
+		return usageError{"cudarepl: " + err.Error()}
 	}
 	_, err = lessons.Judge(env, l, src, kernel, like)
 	switch {
 	case errors.Is(err, lessons.ErrNeedsGPU):
 		fmt.Fprintf(stdout, "%v\n", err)
-		return 0
+		return nil
 	case err != nil:
 		fmt.Fprintf(stdout, "FAILED: %v\n", err)
-		return 1
+		return fmt.Errorf("%s does not pass: %w", kernel, err)
 	}
 	fmt.Fprintf(stdout, "%s passes every check %s passes.\n", kernel, like)
-	return 0
+	return nil
 }
 
 // judgeTarget picks the kernel to judge and the version to judge it like.
@@ -209,50 +227,38 @@ func contains(v []string, s string) bool {
 }
 
 // cmdBench measures a lesson and can write the results as JSON.
-func cmdBench(args []string, stdout, stderr io.Writer) int {
+func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs, cf := newFlags("bench", stderr)
 	jsonPath := fs.String("json", "", "write the results to this file")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return 2
+		return usageError{err.Error()}
 	}
-	if len(pos) < 1 {
-		fmt.Fprintln(stderr, "usage: cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]")
-		return 2
-	}
-	l, err := lessons.Find(pos[0])
+	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]")
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 2
+		return err
 	}
 	sizes, err := parseSizes(pos[1:])
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 2
+		return usageError{"cudarepl: " + err.Error()}
 	}
 	s, err := openSession(stdout, cf.plots)
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
+		return err
 	}
 	defer s.close()
+	if *jsonPath != "" && !s.env.Live() {
+		return fmt.Errorf("--json: no GPU here (%v), so nothing would be measured", s.env.NoGPU)
+	}
 	s.env.Sizes = sizes
 	fmt.Fprintln(stdout, s.banner())
 	err = l.Measure(s.env)
-	if *jsonPath != "" {
-		if !s.env.Live() {
-			fmt.Fprintf(stderr, "cudarepl: --json: nothing was measured in replay mode\n")
-			return 1
-		}
+	if *jsonPath != "" && len(s.env.Results.Results) > 0 {
+		// Written even after a failure, so that a long run is not lost.
 		if werr := lessons.WriteResults(*jsonPath, s.env.Results); werr != nil {
-			fmt.Fprintf(stderr, "cudarepl: %v\n", werr)
-			return 1
+			return errors.Join(err, werr)
 		}
 		fmt.Fprintf(stdout, "results: %s (%d)\n", *jsonPath, len(s.env.Results.Results))
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
-	}
-	return 0
+	return err
 }

@@ -61,11 +61,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "lessons":
 		return cmdLessons(stdout)
 	case "run":
-		return cmdRun(args[1:], stdout, stderr)
+		return exitStatus(stderr, cmdRun(args[1:], stdout, stderr))
 	case "check":
-		return cmdCheck(args[1:], stdout, stderr)
+		return exitStatus(stderr, cmdCheck(args[1:], stdout, stderr))
 	case "bench":
-		return cmdBench(args[1:], stdout, stderr)
+		return exitStatus(stderr, cmdBench(args[1:], stdout, stderr))
 	case "device":
 		return cmdDevice(stdout, stderr)
 	case "version", "--version", "-version":

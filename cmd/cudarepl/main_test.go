@@ -41,3 +41,33 @@ func TestDevice(t *testing.T) {
 		t.Errorf("device printed neither a table nor the replay sentence:\n%s", s)
 	}
 }
+
+func TestCommandLines(t *testing.T) {
+	replayOnly(t)
+	workspace(t)
+	tests := []struct {
+		desc       string
+		args       []string
+		wantStatus int
+		wantOut    string
+		wantErr    string
+	}{
+		{"lessons", []string{"lessons"}, 0, "2  vector-add", ""},
+		{"run needs a lesson", []string{"run"}, 2, "", "usage: cudarepl run <lesson>"},
+		{"run an unknown lesson", []string{"run", "nope"}, 2, "", `cudarepl: lessons: no lesson "nope" (there are: hello-gpu, vector-add)`},
+		{"run a lesson in replay", []string{"run", "2"}, 0, "── 8/8 Exercise", ""},
+		{"check --all in replay", []string{"check", "--all"}, 0, "replay mode: the checks above are the recorded ones", ""},
+		{"check with both --all and a lesson", []string{"check", "--all", "2"}, 2, "", "usage: cudarepl check --all"},
+		{"check a missing file", []string{"check", "2", "--kernel", "/nonexistent.cu"}, 2, "", "no such file"},
+		{"bench --json without a GPU", []string{"bench", "2", "--json", "/tmp/x.json"}, 1, "", "--json: no GPU here"},
+		{"bench a bad size", []string{"bench", "2", "1e9"}, 2, "", `size "1e9"`},
+		{"bench an unknown flag", []string{"bench", "2", "--fast"}, 2, "", "flag provided but not defined: -fast"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		status := run(tt.args, &out, &errb)
+		if status != tt.wantStatus || !strings.Contains(out.String(), tt.wantOut) || !strings.Contains(errb.String(), tt.wantErr) {
+			t.Errorf("%s: run(%q) = %d\nstdout %.300q\nstderr %q\nwant %d, %q, %q", tt.desc, tt.args, status, out.String(), errb.String(), tt.wantStatus, tt.wantOut, tt.wantErr)
+		}
+	}
+}
