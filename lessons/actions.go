@@ -206,6 +206,7 @@ type Sweep struct {
 	XLabel string // with its unit, e.g. "elements (n)"
 
 	Problem *Problem // nil: the lesson's
+	Memory  bool     // also draw the device memory each point took
 }
 
 // Kind is "sweep".
@@ -304,12 +305,22 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	}
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
 	benchTable(env.Out, rs)
-	fig := s.Figure(p, rs)
-	env.printf("\n")
-	if err := plots.Terminal(env.Out, fig, env.width()); err != nil {
-		return err
+	figs := []plots.Lines{s.Figure(p, rs)}
+	names := []string{step}
+	if s.Memory {
+		figs = append(figs, s.MemoryFigure(p, rs))
+		names = append(names, step+" memory")
 	}
-	return savePlot(env, l, step, fig)
+	for i, fig := range figs {
+		env.printf("\n")
+		if err := plots.Terminal(env.Out, fig, env.width()); err != nil {
+			return err
+		}
+		if err := savePlot(env, l, names[i], fig); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // savePlot writes fig under env.PlotDir, named after the lesson and step.
@@ -338,16 +349,35 @@ func slug(s string) string {
 	}, s), "-")
 }
 
+// MemoryFigure draws the device memory each point held against its size,
+// on log axes, a line per impl.
+func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
+	fig := s.lines(p, rs, func(r Result) float64 { return float64(r.PeakMem) / (1 << 20) })
+	fig.Title = fmt.Sprintf("%s: device memory, %s", p.Name, rs[0].GPU)
+	fig.YLabel, fig.LogY = "device memory (MiB)", true
+	return fig
+}
+
 // Figure draws rs: throughput against size (or block size), a line per
 // impl in the problem's order, and the measured ceiling dashed.
 func (s Sweep) Figure(p *Problem, rs []Result) plots.Lines {
+	fig := s.lines(p, rs, func(r Result) float64 { return r.Throughput })
+	if rs[0].Ceiling > 0 {
+		fig.Ceilings = []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", rs[0].CeilingName, rs[0].Ceiling, rs[0].Unit), Value: rs[0].Ceiling}}
+	}
+	return fig
+}
+
+// lines plots y of each result against its size (or block size), a line per
+// impl in the problem's order.
+func (s Sweep) lines(p *Problem, rs []Result, y func(Result) float64) plots.Lines {
 	fig := plots.Lines{
 		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
 		Subtitle: ResultSet{Results: rs}.Source(),
-		XLabel:   s.XLabel, YLabel: rs[0].Unit, LogX: len(s.Blocks) == 0,
+		XLabel:   s.XLabel, YLabel: rs[0].Unit, LogX: true,
 	}
 	if len(s.Blocks) > 0 {
-		fig.XLabel, fig.LogX = "threads per block", true
+		fig.XLabel = "threads per block"
 		fig.Title += fmt.Sprintf(" (%s)", rs[0].Size)
 	}
 	order := map[string]int{}
@@ -369,14 +399,11 @@ func (s Sweep) Figure(p *Problem, rs []Result) plots.Lines {
 			x = float64(r.Block)
 		}
 		se.X = append(se.X, x)
-		se.Y = append(se.Y, r.Throughput)
+		se.Y = append(se.Y, y(r))
 	}
 	sort.SliceStable(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
 	for _, n := range names {
 		fig.Series = append(fig.Series, *bySeries[n])
-	}
-	if rs[0].Ceiling > 0 {
-		fig.Ceilings = []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", rs[0].CeilingName, rs[0].Ceiling, rs[0].Unit), Value: rs[0].Ceiling}}
 	}
 	return fig
 }

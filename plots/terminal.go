@@ -46,12 +46,28 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 			minX, maxX, maxY = math.Min(minX, s.X[i]), math.Max(maxX, s.X[i]), math.Max(maxY, s.Y[i])
 		}
 	}
+	minY := math.Inf(1)
+	for _, s := range f.Series {
+		for _, y := range s.Y {
+			minY = math.Min(minY, y)
+		}
+	}
 	for _, c := range f.Ceilings {
 		maxY = math.Max(maxY, c.Value)
 	}
 	maxY *= 1.05
 	if maxY == 0 {
 		maxY = 1
+	}
+	if !f.LogY || minY >= maxY {
+		minY = 0
+	}
+	// scale maps a y value to [0, 1] up the chart, linearly or by its log.
+	scale := func(y float64) float64 { return (y - minY) / (maxY - minY) }
+	unscale := func(t float64) float64 { return minY + t*(maxY-minY) }
+	if minY > 0 {
+		scale = func(y float64) float64 { return math.Log(y/minY) / math.Log(maxY/minY) }
+		unscale = func(t float64) float64 { return minY * math.Pow(maxY/minY, t) }
 	}
 	xpos := func(x float64) int {
 		lo, hi, v := minX, maxX, x
@@ -64,7 +80,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 		return int(math.Round((v - lo) / (hi - lo) * float64(width-1)))
 	}
 	ypos := func(y float64) int { // row 0 is the top
-		return rows - 1 - int(math.Round(y/maxY*float64(rows-1)))
+		return rows - 1 - int(math.Round(math.Max(0, math.Min(1, scale(y)))*float64(rows-1)))
 	}
 	grid := make([][]rune, rows)
 	for r := range grid {
@@ -103,9 +119,9 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 		case 0:
 			label = axisValue(maxY)
 		case rows / 2:
-			label = axisValue(maxY * float64(rows-1-r) / float64(rows-1))
+			label = axisValue(unscale(float64(rows-1-r) / float64(rows-1)))
 		case rows - 1:
-			label = "0"
+			label = axisValue(minY)
 		}
 		fmt.Fprintf(w, "%*s ┤%s\n", margin-1, label, strings.TrimRight(string(line), " "))
 	}

@@ -38,7 +38,7 @@ func init() {
 			"Three versions":   lessons.ShowKernel{},
 			"Block size": lessons.Sweep{Title: "Vector add bandwidth by block size", Impls: []string{"vadd_v1"},
 				Sizes: []lessons.Size{{1 << 26}}, Blocks: []int{32, 64, 128, 256, 512, 1024}},
-			"Benchmark": lessons.Sweep{Title: "Vector add bandwidth", XLabel: "elements (n)",
+			"Benchmark": lessons.Sweep{Title: "Vector add bandwidth", XLabel: "elements (n)", Memory: true,
 				Sizes: []lessons.Size{{1 << 12}, {1 << 14}, {1 << 16}, {1 << 18}, {1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}}},
 			"Exercise": lessons.ExerciseStep{},
 		},

@@ -73,8 +73,8 @@ func TestReplayRunsEveryLesson(t *testing.T) {
 			}
 		}
 		pngs, _ := filepath.Glob(filepath.Join(env.PlotDir, "*.png"))
-		if want := len(sweeps(l)); len(pngs) != want {
-			t.Errorf("%s: %d figures written, want %d (one per sweep)", l.Slug, len(pngs), want)
+		if want := figures(l); len(pngs) != want {
+			t.Errorf("%s: %d figures written, want %d (one per sweep, two with memory)", l.Slug, len(pngs), want)
 		}
 		if !strings.Contains(out.String(), "replayed from") {
 			t.Errorf("%s: replay output never says it is replayed:\n%s", l.Slug, out)
@@ -82,14 +82,18 @@ func TestReplayRunsEveryLesson(t *testing.T) {
 	}
 }
 
-func sweeps(l *lessons.Lesson) []string {
-	var out []string
+// figures counts the figures a lesson's sweeps draw.
+func figures(l *lessons.Lesson) int {
+	n := 0
 	for _, s := range l.Steps {
-		if s.Action != nil && s.Action.Kind() == "sweep" {
-			out = append(out, s.Title)
+		if sw, ok := s.Action.(lessons.Sweep); ok {
+			n++
+			if sw.Memory {
+				n++
+			}
 		}
 	}
-	return out
+	return n
 }
 
 // TestPlantedCompileError: a learner's file that does not compile gets the
