@@ -1,6 +1,6 @@
 module cudarepl
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/chzyer/readline v1.5.1
@@ -38,11 +38,16 @@ require (
 	go.uber.org/zap v1.27.0 // indirect
 	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/mod v0.27.0 // indirect
-	golang.org/x/sync v0.16.0 // indirect
-	golang.org/x/sys v0.29.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/telemetry v0.0.0-20261009151841-97e8ea77aa2a // indirect
 	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 )
 
-tool github.com/janpfeifer/gonb
+tool (
+	github.com/janpfeifer/gonb
+	golang.org/x/tools/cmd/goimports
+)

@@ -102,7 +102,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 			}
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
-		checkTable(env.Out, rs)
+		env.table(checkTable(rs))
 		return compileOnly(env, l)
 	}
 	impls, err := a.impls(p)
@@ -119,7 +119,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 		}
 		for _, s := range p.CheckSizes {
 			if err := env.canceled(); err != nil {
-				checkTable(env.Out, out)
+				env.table(checkTable(out))
 				return ErrStopped
 			}
 			env.progress(len(out), total, impl.Name+" "+s.String())
@@ -133,7 +133,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.progress(total, total, "")
 	env.printf("%s, %s: every element checked against a float64 CPU reference\n", p.Name, env.source(out))
-	checkTable(env.Out, out)
+	env.table(checkTable(out))
 	return firstErr
 }
 
@@ -304,7 +304,7 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		return err
 	}
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
-	benchTable(env.Out, rs)
+	env.table(benchTable(rs))
 	figs := []plots.Lines{s.Figure(p, rs)}
 	names := []string{step}
 	if s.Memory {
@@ -313,7 +313,7 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	}
 	for i, fig := range figs {
 		env.printf("\n")
-		if err := plots.Terminal(env.Out, fig, env.width()); err != nil {
+		if err := env.figure(fig); err != nil {
 			return err
 		}
 		if err := savePlot(env, l, names[i], fig); err != nil {

@@ -55,11 +55,21 @@ func (l *Lesson) stepsOf(kind string) []int {
 	return out
 }
 
-// CheckAll runs every check step of the lesson.
+// CheckAll runs every check step of the lesson, and checks the lesson's
+// own problem too where no step does.
 func (l *Lesson) CheckAll(env *Env) error {
 	var first error
+	covered := false
 	for _, i := range l.stepsOf("check") {
+		if cs, ok := l.Steps[i].Action.(CheckStep); ok && cs.Problem == nil {
+			covered = true
+		}
 		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil && first == nil {
+			first = err
+		}
+	}
+	if l.Problem != nil && !covered {
+		if err := (CheckStep{}).Do(env, l, "check"); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/plots"
 )
 
 // Env is where lessons run: on a GPU (Dev set) or in replay (Dev nil), with
@@ -25,6 +26,11 @@ type Env struct {
 	Width     int             // columns for terminal charts; 80 when 0
 	Sizes     []Size          // overrides the sizes of size sweeps when set
 	Progress  func(done, total int, what string)
+
+	// ShowTable and ShowFigure, when set, display tables and figures in
+	// place of printing them as text: a notebook shows HTML and images.
+	ShowTable  func(t *Table)
+	ShowFigure func(f plots.Figure) error
 
 	// Results collects what ran live in this session.
 	Results ResultSet
@@ -178,4 +184,21 @@ func (e *Env) Device(l *Lesson, step string) (info gpu.DeviceInfo, source string
 		}
 	}
 	return info, "", false
+}
+
+// table shows t: through ShowTable, or as text.
+func (e *Env) table(t *Table) {
+	if e.ShowTable != nil {
+		e.ShowTable(t)
+		return
+	}
+	t.Write(e.Out)
+}
+
+// figure shows f: through ShowFigure, or as a terminal chart.
+func (e *Env) figure(f plots.Figure) error {
+	if e.ShowFigure != nil {
+		return e.ShowFigure(f)
+	}
+	return plots.Terminal(e.Out, f, e.width())
 }

@@ -110,7 +110,7 @@ func Judge(env *Env, l *Lesson, src gpu.Source, kernel, like string) ([]Result, 
 			firstErr = err
 		}
 	}
-	checkTable(env.Out, out)
+	env.table(checkTable(out))
 	return out, firstErr
 }
 

@@ -126,9 +126,15 @@ func TestBenchTableGolden(t *testing.T) {
 		{Variant: "cuBLAS fp32", Size: "4096×4096×4096", MedianMs: 2.7251, Throughput: 50.4, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy"},
 	}
 	var b bytes.Buffer
-	benchTable(&b, rs)
-	checkTable(&b, []Result{{Variant: "vadd_v1", Size: "n=1023", MaxRelErr: 5.9e-8, Tolerance: 1e-5, Passed: true}, {Variant: "vadd_v2", Size: "n=3", MaxRelErr: math.Inf(1), Tolerance: 1e-5}})
+	benchTable(rs).Write(&b)
+	checkTable([]Result{{Variant: "vadd_v1", Size: "n=1023", MaxRelErr: 5.9e-8, Tolerance: 1e-5, Passed: true}, {Variant: "vadd_v2", Size: "n=3", MaxRelErr: math.Inf(1), Tolerance: 1e-5}}).Write(&b)
 	golden(t, "tables.golden", b.Bytes())
+	html := benchTable(rs).HTML()
+	for _, want := range []string{`<th style="text-align:right">GB/s</th>`, `<td style="text-align:left">vadd_v1</td>`, "<p>ceiling: device-to-device copy"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML table lacks %q:\n%s", want, html)
+		}
+	}
 }
 
 func golden(t *testing.T, name string, got []byte) {

@@ -2,26 +2,30 @@ package lessons
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"unicode/utf8"
 )
 
-// table renders aligned columns: text left, numbers right.
-type table struct {
-	headers []string
-	right   []bool // right-align this column
-	rows    [][]string
+// Table is a results table: text columns left, numbers right, and notes
+// under it. The REPL prints it; a notebook shows it as HTML.
+type Table struct {
+	Headers []string
+	Right   []bool // right-align this column
+	Rows    [][]string
+	Notes   []string // lines under the table
 }
 
-func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
-func (t *table) write(w io.Writer) {
-	widths := make([]int, len(t.headers))
-	for i, h := range t.headers {
+// Write prints t with aligned columns.
+func (t *Table) Write(w io.Writer) {
+	widths := make([]int, len(t.Headers))
+	for i, h := range t.Headers {
 		widths[i] = utf8.RuneCountInString(h)
 	}
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		for i, c := range r {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
@@ -33,7 +37,7 @@ func (t *table) write(w io.Writer) {
 			if i > 0 {
 				b.WriteString("  ")
 			}
-			if t.right[i] {
+			if t.Right[i] {
 				b.WriteString(pad + c)
 			} else {
 				b.WriteString(c + pad)
@@ -41,26 +45,55 @@ func (t *table) write(w io.Writer) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	line(t.headers)
+	line(t.Headers)
 	rule := make([]string, len(widths))
 	for i, n := range widths {
 		rule[i] = strings.Repeat("─", n)
 	}
 	line(rule)
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		line(r)
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(w, n)
 	}
 }
 
-// benchTable lists bench results: time, throughput and share of the ceiling.
-func benchTable(w io.Writer, rs []Result) {
-	if len(rs) == 0 {
-		return
+// HTML renders t as an HTML table, numbers right-aligned.
+func (t *Table) HTML() string {
+	var b strings.Builder
+	b.WriteString("<table>\n<thead><tr>")
+	for i, h := range t.Headers {
+		fmt.Fprintf(&b, "<th style=\"text-align:%s\">%s</th>", align(t.Right[i]), html.EscapeString(h))
 	}
+	b.WriteString("</tr></thead>\n<tbody>\n")
+	for _, r := range t.Rows {
+		b.WriteString("<tr>")
+		for i, c := range r {
+			fmt.Fprintf(&b, "<td style=\"text-align:%s\">%s</td>", align(t.Right[i]), html.EscapeString(c))
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	for _, n := range t.Notes {
+		fmt.Fprintf(&b, "<p>%s</p>\n", html.EscapeString(n))
+	}
+	return b.String()
+}
+
+func align(right bool) string {
+	if right {
+		return "right"
+	}
+	return "left"
+}
+
+// benchTable lists bench results: time, throughput and share of the ceiling.
+func benchTable(rs []Result) *Table {
 	unit, ceil := rs[0].Unit, rs[0].CeilingName
-	t := &table{
-		headers: []string{"variant", "size", "block", "time (µs)", unit, "% of ceiling", "memory (MiB)"},
-		right:   []bool{false, false, true, true, true, true, true},
+	t := &Table{
+		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of ceiling", "memory (MiB)"},
+		Right:   []bool{false, false, true, true, true, true, true},
 	}
 	for _, r := range rs {
 		block := "—"
@@ -70,9 +103,8 @@ func benchTable(w io.Writer, rs []Result) {
 		t.add(r.Variant, r.Size, block, fmt.Sprintf("%.1f", r.MedianMs*1e3), fmt.Sprintf("%.1f", r.Throughput),
 			pct(r.OfCeiling()), fmt.Sprintf("%.1f", float64(r.PeakMem)/(1<<20)))
 	}
-	t.write(w)
 	if ceil != "" {
-		fmt.Fprintf(w, "ceiling: %s, %.1f %s, measured in the same run\n", ceil, rs[0].Ceiling, unit)
+		t.Notes = append(t.Notes, fmt.Sprintf("ceiling: %s, %.1f %s, measured in the same run", ceil, rs[0].Ceiling, unit))
 	}
 	over, worst := 0, 0.0
 	for _, r := range rs {
@@ -82,13 +114,14 @@ func benchTable(w io.Writer, rs []Result) {
 		}
 	}
 	if over > 0 {
-		fmt.Fprintf(w, "note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement at one size; clocks and sizes move it by a few per cent.\n", over, 100*(worst-1))
+		t.Notes = append(t.Notes, fmt.Sprintf("note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement at one size; clocks and sizes move it by a few per cent.", over, 100*(worst-1)))
 	}
+	return t
 }
 
 // checkTable lists check results.
-func checkTable(w io.Writer, rs []Result) {
-	t := &table{headers: []string{"variant", "size", "max rel. error", "tolerance", "result"}, right: []bool{false, false, true, true, false}}
+func checkTable(rs []Result) *Table {
+	t := &Table{Headers: []string{"variant", "size", "max rel. error", "tolerance", "result"}, Right: []bool{false, false, true, true, false}}
 	for _, r := range rs {
 		result := "ok"
 		if !r.Passed {
@@ -96,7 +129,7 @@ func checkTable(w io.Writer, rs []Result) {
 		}
 		t.add(r.Variant, r.Size, fmt.Sprintf("%.1e", r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance), result)
 	}
-	t.write(w)
+	return t
 }
 
 func pct(f float64) string {

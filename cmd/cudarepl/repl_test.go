@@ -116,7 +116,20 @@ func TestREPLTranscriptGolden(t *testing.T) {
 		t.Fatalf("%v (go test -update creates it)", err)
 	}
 	if out != string(want) {
-		t.Errorf("transcript differs from %s (go test -update if meant):\n%s", path, out)
+		got, exp := strings.Split(out, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(got) || i < len(exp); i++ {
+			var g, e string
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(exp) {
+				e = exp[i]
+			}
+			if g != e {
+				t.Errorf("transcript differs from %s at line %d (go test -update if meant):\n got %q\nwant %q", path, i+1, g, e)
+				break
+			}
+		}
 	}
 }
 

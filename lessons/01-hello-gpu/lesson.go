@@ -14,9 +14,17 @@ var markdown string
 //go:embed results
 var results embed.FS
 
+//go:embed exercise.cu
+var starter string
+
 func init() {
 	lessons.Register(lessons.Def{
 		Number: 1, Slug: "hello-gpu", Markdown: markdown, Kernels: "hello.cu", Results: results,
+		Problem: whereProblem(),
+		Exercise: &lessons.Exercise{
+			File: "where_am_i_exercise.cu", Kernel: "where_am_i_exercise", Like: "where_am_i", Starter: starter,
+			Task: "Compute the thread's index in the grid, keep spare threads out, and write its block and thread index.",
+		},
 		Actions: map[string]lessons.Action{
 			"The device":       lessons.Run{F: deviceTable},
 			"Who runs where":   lessons.Run{F: whereAmI},
@@ -28,6 +36,7 @@ func init() {
 				Sizes:  []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}},
 			"Check":    lessons.CheckStep{Problem: gemmProblem()},
 			"Ceilings": lessons.Run{F: ceilings},
+			"Exercise": lessons.ExerciseStep{},
 		},
 	})
 }

@@ -30,7 +30,6 @@ func deviceTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 // SM ran each block.
 func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	const blocks, threads = 16, 128
-	const n = blocks * threads
 	if !env.Live() {
 		fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d blocks of %d threads on a GPU.\n", blocks, threads)
 		return nil
@@ -40,31 +39,22 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if err != nil {
 		return err
 	}
-	d := env.Dev
-	var bufs [3]gpu.DevicePtr
-	for i := range bufs {
-		if bufs[i], err = d.Alloc(4 * n); err != nil {
-			return err
-		}
-		defer d.Free(bufs[i])
-		if err := d.Run(gpu.Memset{Dst: bufs[i], Value: 0xffffffff, Count: n}); err != nil {
-			return err
-		}
-	}
-	err = d.Launch(gpu.Launch{Kernel: k, Grid: gpu.Dim(blocks), Block: gpu.Dim(threads),
-		Args: []gpu.Arg{gpu.Ptr(bufs[0]), gpu.Ptr(bufs[1]), gpu.Ptr(bufs[2]), gpu.Int32(n)}})
+	cs, err := setupWhere(env, lessons.Size{blocks * threads})
 	if err != nil {
 		return err
 	}
-	var got [3][]int32
-	for i := range got {
-		if got[i], err = gpu.Download[int32](d, bufs[i], n); err != nil {
-			return err
-		}
+	defer cs.Free()
+	c := cs.(*whereCase)
+	ops, _ := c.Ops(lessons.Impl{}, k, threads)
+	if err := c.Poison(); err != nil {
+		return err
 	}
-	smOf, err := checkWhere(got[0], got[1], got[2], threads, d.Info().SMs)
+	if err := env.Dev.Run(ops...); err != nil {
+		return err
+	}
+	_, err = c.Check()
 	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
-		DType: "int32", Passed: err == nil}
+		DType: "int32", Block: threads, Passed: err == nil}
 	if err != nil {
 		r.Detail = err.Error()
 	}
@@ -74,13 +64,14 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	var parts []string
 	distinct := map[int32]bool{}
-	for b, sm := range smOf {
+	for b := 0; b < blocks; b++ {
+		sm := c.sms[b*threads]
 		parts = append(parts, fmt.Sprintf("%d→%d", b, sm))
 		distinct[sm] = true
 	}
 	fmt.Fprintf(env.Out, "block→SM: %s\n", strings.Join(parts, " "))
-	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index. %d blocks ran on %d different SMs of %d.\n",
-		n, blocks, len(distinct), d.Info().SMs)
+	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index, and nothing past the end. %d blocks ran on %d different SMs of %d.\n",
+		blocks*threads, blocks, len(distinct), env.Dev.Info().SMs)
 	return nil
 }
 
