@@ -2,7 +2,7 @@
 GO ?= go
 export CGO_ENABLED = 0
 
-.PHONY: all build run test gpu-build gpu-test lint clean
+.PHONY: all build run test gpu-build gpu-test lint clean notebook notebooks
 
 all: build
 
@@ -14,9 +14,9 @@ build:
 run: build
 	./build/cudarepl $(ARGS)
 
-## test: every test that needs no GPU (what CI runs)
+## test: every test that needs no GPU (what CI runs); the notebooks run when GoNB is installed
 test:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 ## gpu-build: the GPU test binaries, into build/, to carry to a GPU machine
 gpu-build: build
@@ -27,6 +27,20 @@ gpu-build: build
 gpu-test: gpu-build
 	./build/gpu.test -test.v -test.count=1
 	cd lessons/all && ../../build/lessons.test -test.v -test.count=1
+
+## notebooks: regenerate notebooks/ from lessons/ (a test fails when they are stale)
+notebooks:
+	$(GO) run ./cmd/cudarepl notebooks
+
+## notebook: install the GoNB Jupyter kernel (GoNB and goimports, versions pinned in go.mod)
+notebook:
+	$(GO) install github.com/janpfeifer/gonb golang.org/x/tools/cmd/goimports
+	"$$($(GO) env GOPATH)/bin/gonb" --install --force_deps
+	@echo
+	@echo "GoNB is installed as the Jupyter kernel \"Go (gonb)\"."
+	@echo "1. Put $$($(GO) env GOPATH)/bin on your PATH (GoNB runs goimports from there)."
+	@echo "2. Open the lessons:  jupyter lab notebooks/   (or: jupyter notebook notebooks/)"
+	@echo "3. Run the first cell of a notebook, then the others in order."
 
 ## lint: gofmt and go vet, GPU tests included
 lint:

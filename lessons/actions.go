@@ -312,7 +312,9 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		names = append(names, step+" memory")
 	}
 	for i, fig := range figs {
-		env.printf("\n")
+		if env.ShowFigure == nil {
+			env.printf("\n")
+		}
 		if err := env.figure(fig); err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@
 //	cudarepl check --all                      check every lesson
 //	cudarepl check <lesson> --kernel FILE.cu  judge a kernel file
 //	cudarepl bench <lesson> [--json FILE]     measure a lesson
+//	cudarepl notebooks                        write the lessons' notebooks
 //	cudarepl device                           describe the GPU
 //	cudarepl version                          print the version
 package main
@@ -40,6 +41,9 @@ Usage:
                                             check a lesson, or judge a kernel file
   cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
                                             measure a lesson (sizes like 2^20 or 1000x1003x517)
+  cudarepl notebooks [--dir DIR]            write every lesson's Jupyter notebook (GoNB)
+  cudarepl notebooks run FILE.ipynb [--out FILE]
+                                            run a notebook's cells here, without Jupyter
   cudarepl device                           print the GPU and its limits, or why there is none
   cudarepl version                          print the version of cudarepl and what it found
   cudarepl help                             print this help
@@ -66,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitStatus(stderr, cmdCheck(args[1:], stdout, stderr))
 	case "bench":
 		return exitStatus(stderr, cmdBench(args[1:], stdout, stderr))
+	case "notebooks":
+		return exitStatus(stderr, cmdNotebooks(args[1:], stdout, stderr))
 	case "device":
 		return cmdDevice(stdout, stderr)
 	case "version", "--version", "-version":

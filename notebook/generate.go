@@ -1,0 +1,119 @@
+package notebook
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"cudarepl/lessons"
+)
+
+// ipynb is the part of nbformat 4.5 that the notebooks use.
+type ipynb struct {
+	Cells         []cell         `json:"cells"`
+	Metadata      map[string]any `json:"metadata"`
+	NBFormat      int            `json:"nbformat"`
+	NBFormatMinor int            `json:"nbformat_minor"`
+}
+
+type cell struct {
+	CellType       string         `json:"cell_type"`
+	ExecutionCount *int           `json:"execution_count"` // code cells only; null until run
+	ID             string         `json:"id"`
+	Metadata       map[string]any `json:"metadata"`
+	Outputs        []output       `json:"outputs"` // code cells only
+	Source         []string       `json:"source"`
+}
+
+// MarshalJSON writes execution_count and outputs on code cells, where
+// nbformat requires them, and leaves them off Markdown cells, where it
+// forbids them.
+func (c cell) MarshalJSON() ([]byte, error) {
+	type plain cell // no MarshalJSON
+	if c.CellType == "code" {
+		if c.Outputs == nil {
+			c.Outputs = []output{}
+		}
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		CellType string         `json:"cell_type"`
+		ID       string         `json:"id"`
+		Metadata map[string]any `json:"metadata"`
+		Source   []string       `json:"source"`
+	}{c.CellType, c.ID, c.Metadata, c.Source})
+}
+
+// output is one cell output: a stream, or display data.
+type output struct {
+	OutputType string         `json:"output_type"`
+	Name       string         `json:"name,omitempty"` // stdout, stderr
+	Text       []string       `json:"text,omitempty"`
+	Data       map[string]any `json:"data,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+}
+
+// setupCell makes the checkout's module importable from the notebook: GoNB
+// builds each cell in a module of its own, so a go.work naming the checkout
+// (found from $GONB_DIR, the notebook's folder) and %goworkfix, which turns
+// it into a replace rule, point "cudarepl" at this checkout.
+const setupCell = `!*rm -f go.work && go work init && go work use . "${GONB_DIR}/.."
+%goworkfix`
+
+// FileName is the notebook file of lesson l, e.g. "02-vector-add.ipynb".
+func FileName(l *lessons.Lesson) string { return fmt.Sprintf("%02d-%s.ipynb", l.Number, l.Slug) }
+
+// Generate returns the notebook of lesson l as nbformat JSON. The same
+// lesson always gives the same bytes.
+func Generate(l *lessons.Lesson) ([]byte, error) {
+	nb := ipynb{
+		Metadata: map[string]any{
+			"kernelspec":    map[string]any{"display_name": "Go (gonb)", "language": "go", "name": "gonb"},
+			"language_info": map[string]any{"name": "go"},
+		},
+		NBFormat: 4, NBFormatMinor: 5,
+	}
+	add := func(kind string, src string) {
+		c := cell{CellType: kind, ID: fmt.Sprintf("%s-%02d", l.Slug, len(nb.Cells)+1), Metadata: map[string]any{}, Source: lines(src)}
+		nb.Cells = append(nb.Cells, c)
+	}
+	add("markdown", fmt.Sprintf("# Lesson %d · %s\n\n%s\n\n"+
+		"Run the cells in order. Each code cell runs one step on your GPU; without one, it replays the results "+
+		"recorded with the lesson on a reference GPU and says so. The first cell makes this checkout importable.",
+		l.Number, l.Title, l.Intro))
+	add("code", setupCell)
+	for i, s := range l.Steps {
+		add("markdown", fmt.Sprintf("## %s\n\n%s", s.Title, s.Prose))
+		if s.Action != nil && s.Action.Kind() != "exercise" {
+			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\nnotebook.Step(%q, %d)", l.Slug, i+1))
+		}
+		if s.Action != nil && s.Action.Kind() == "exercise" && l.Exercise != nil {
+			if strings.Contains(l.Exercise.Starter, "`") {
+				return nil, fmt.Errorf("notebook: %s: the exercise's starter holds a backquote, which cannot go in a Go raw string", l.Slug)
+			}
+			add("markdown", fmt.Sprintf("%s Edit the kernel in the Go string below and run the cell: it is compiled "+
+				"with NVRTC and judged exactly as `cudarepl check` judges it, against `%s`.", l.Exercise.Task, l.Exercise.Like))
+			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\nkernel := `%s`\nnotebook.Check(%q, kernel)",
+				strings.TrimRight(l.Exercise.Starter, "\n"), l.Slug))
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", " ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(nb); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// lines splits s as nbformat stores sources: lines keeping their "\n",
+// the last without one.
+func lines(s string) []string {
+	parts := strings.SplitAfter(s, "\n")
+	if parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}

@@ -1,0 +1,137 @@
+// Package notebook runs the course in Jupyter notebooks on the GoNB kernel.
+//
+// A lesson's notebook is generated from the lesson (Generate): its prose as
+// Markdown cells, and a code cell per step that calls Step, which runs that
+// step and shows its tables as HTML and its figures inline. Check judges a
+// kernel the learner writes as a Go string, exactly as "cudarepl check"
+// does. Each cell is its own process with its own GPU worker, so a kernel
+// that faults ends its cell with a message and the next cell starts afresh.
+// Without a GPU the cells replay the results recorded with the lesson.
+package notebook
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/janpfeifer/gonb/gonbui"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+	_ "cudarepl/lessons/all" // every lesson, registered
+	"cudarepl/plots"
+)
+
+// Step runs step n (from 1) of the lesson named slug in this cell.
+func Step(slug string, n int) { report(inCell().Step(slug, n)) }
+
+// Check compiles code and judges its kernel as the lesson's exercise is
+// judged.
+func Check(slug, code string) { report(inCell().Check(slug, code)) }
+
+// report ends a cell that failed with one line on stderr.
+func report(err error) {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	}
+}
+
+// Cell is where a cell's results go. The zero Cell prints everything as
+// text to standard output.
+type Cell struct {
+	Out    io.Writer                  // text; os.Stdout when nil
+	Table  func(t *lessons.Table)     // nil: tables as text
+	Figure func(f plots.Figure) error // nil: figures as terminal charts
+	Env    *lessons.Env               // reused when set; else each call opens the GPU
+}
+
+// inCell is the Cell of a GoNB cell: HTML tables and PNG figures when in a
+// notebook, text otherwise.
+func inCell() *Cell {
+	c := &Cell{Out: os.Stdout}
+	if gonbui.IsNotebook {
+		c.Table = func(t *lessons.Table) { gonbui.DisplayHTML(t.HTML()) }
+		c.Figure = func(f plots.Figure) error {
+			png, err := plots.Encode(f, "png")
+			if err == nil {
+				gonbui.DisplayPNG(png)
+			}
+			return err
+		}
+	}
+	return c
+}
+
+// env returns the Cell's Env, or opens one (live, or replay without a GPU)
+// with a function that closes it.
+func (c *Cell) env() (*lessons.Env, func(), error) {
+	out := c.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	if c.Env != nil {
+		return c.Env, func() {}, nil
+	}
+	env := &lessons.Env{Out: out, Workspace: lessons.DefaultWorkspace(), Width: 100,
+		ShowTable: c.Table, ShowFigure: c.Figure}
+	w, err := gpu.Open()
+	switch {
+	case errors.Is(err, gpu.ErrNoGPU):
+		env.NoGPU = err
+		return env, func() {}, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	env.Dev = w
+	return env, func() { w.Close() }, nil
+}
+
+// Step runs step n (from 1) of the lesson named slug: its action, without
+// the prose, which the notebook holds as Markdown.
+func (c *Cell) Step(slug string, n int) error {
+	l, err := lessons.Find(slug)
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > len(l.Steps) {
+		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), n)
+	}
+	s := l.Steps[n-1]
+	if s.Action == nil {
+		return nil
+	}
+	env, done, err := c.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return s.Action.Do(env, l, s.Title)
+}
+
+// Check judges code's exercise kernel like the version the exercise names.
+func (c *Cell) Check(slug, code string) error {
+	l, err := lessons.Find(slug)
+	if err != nil {
+		return err
+	}
+	if l.Exercise == nil {
+		return fmt.Errorf("%s has no exercise", l.Slug)
+	}
+	env, done, err := c.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	x := l.Exercise
+	_, err = lessons.Judge(env, l, gpu.Source{Name: x.File, Code: code}, x.Kernel, x.Like)
+	switch {
+	case errors.Is(err, lessons.ErrNeedsGPU):
+		fmt.Fprintln(env.Out, err)
+		return nil
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(env.Out, "%s passes every check %s passes.\n", x.Kernel, x.Like)
+	return nil
+}
