@@ -59,21 +59,30 @@ func (l *Lesson) stepsOf(kind string) []int {
 // own problem too where no step does.
 func (l *Lesson) CheckAll(env *Env) error {
 	var first error
-	covered := false
 	for _, i := range l.stepsOf("check") {
-		if cs, ok := l.Steps[i].Action.(CheckStep); ok && cs.Problem == nil {
-			covered = true
-		}
 		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil && first == nil {
 			first = err
 		}
 	}
-	if l.Problem != nil && !covered {
-		if err := (CheckStep{}).Do(env, l, "check"); err != nil && first == nil {
-			first = err
-		}
+	if err := l.checkUncovered(env); err != nil && first == nil {
+		first = err
 	}
 	return first
+}
+
+// checkUncovered checks the lesson's problem (its exercise's model among
+// its versions) when no check step does.
+func (l *Lesson) checkUncovered(env *Env) error {
+	if l.Problem == nil {
+		return nil
+	}
+	for _, i := range l.stepsOf("check") {
+		if cs, ok := l.Steps[i].Action.(CheckStep); ok && cs.Problem == nil {
+			return nil
+		}
+	}
+	env.printf("\n── %s\n", "check")
+	return CheckStep{}.Do(env, l, "check")
 }
 
 // BenchAll runs every sweep of the lesson.
@@ -148,5 +157,5 @@ func (l *Lesson) Measure(env *Env) error {
 			return fmt.Errorf("%s, step %q: %w", l.Slug, s.Title, err)
 		}
 	}
-	return nil
+	return l.checkUncovered(env)
 }

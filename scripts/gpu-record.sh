@@ -13,10 +13,15 @@ step() { echo "=== $*" | tee -a "$log"; "$@" >>"$log" 2>&1; rc=$?; echo "=== exi
 step build/cudarepl device
 CUDAREPL_FIGURES=$OUT/results/figures_h100.json step build/gpu.test -test.v -test.count=1
 step bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
+step bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
 for l in $(build/cudarepl lessons | awk '{print $2}'); do
   step build/cudarepl bench "$l" --json "$OUT/results/$l.json" --plots /tmp/cudarepl-plots
 done
 step build/cudarepl check --all
+# A notebook with live results: its cells run in this process (no Jupyter here).
+for nb in notebooks/*.ipynb; do
+  step build/cudarepl notebooks run "$nb" --out "$OUT/results/$(basename "$nb" .ipynb).h100.ipynb"
+done
 step build/cudarepl check vector-add --kernel lessons/02-vector-add/testdata/solution.cu
 # A planted mistake must fail (exit 1).
 echo "=== planted no_guard.cu (must fail)" | tee -a "$log"
