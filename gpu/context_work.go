@@ -263,11 +263,11 @@ func (c *Context) prepareLaunch(l Launch) (func() error, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: launch %s: %w", l, err)
 	}
-	detail := l.String()
-	g, b := l.Grid, l.Block
 	return func() error {
-		return c.d.check(c.d.cuLaunchKernel(f, g.X, g.Y, g.Z, b.X, b.Y, b.Z, uint32(l.Shared), c.stream, p.array(), 0),
-			"cuLaunchKernel", detail)
+		if r := c.d.launch(f, l.Grid, l.Block, uint32(l.Shared), c.stream, p.array()); r != 0 {
+			return c.d.check(r, "cuLaunchKernel", l.String())
+		}
+		return nil
 	}, p.release, nil
 }
 

@@ -77,7 +77,7 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 
 // checkWhere checks what where_am_i wrote and returns each block's SM.
 func checkWhere(block, thread, sm []int32, threads, sms int) ([]int32, error) {
-	smOf := make([]int32, len(block)/threads)
+	smOf := make([]int32, (len(block)+threads-1)/threads)
 	for i := range block {
 		b, t := int32(i/threads), int32(i%threads)
 		switch {
