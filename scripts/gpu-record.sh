@@ -14,12 +14,15 @@ step build/cudarepl device
 CUDAREPL_FIGURES=$OUT/results/figures_h100.json step build/gpu.test -test.v -test.count=1
 step bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
 step bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
-for l in $(build/cudarepl lessons | awk '{print $2}'); do
+# LESSONS and NOTEBOOKS narrow a run to some lessons (default: all).
+LESSONS=${LESSONS:-$(build/cudarepl lessons | awk '{print $2}')}
+NOTEBOOKS=${NOTEBOOKS:-$(ls notebooks/*.ipynb)}
+for l in $LESSONS; do
   step build/cudarepl bench "$l" --json "$OUT/results/$l.json" --plots /tmp/cudarepl-plots
 done
 step build/cudarepl check --all
 # A notebook with live results: its cells run in this process (no Jupyter here).
-for nb in notebooks/*.ipynb; do
+for nb in $NOTEBOOKS; do
   step build/cudarepl notebooks run "$nb" --out "$OUT/results/$(basename "$nb" .ipynb).h100.ipynb"
 done
 step build/cudarepl check vector-add --kernel lessons/02-vector-add/testdata/solution.cu
