@@ -102,7 +102,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 			}
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
-		env.table(checkTable(rs))
+		env.PrintTable(checkTable(rs))
 		return compileOnly(env, l)
 	}
 	impls, err := a.impls(p)
@@ -119,7 +119,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 		}
 		for _, s := range p.CheckSizes {
 			if err := env.canceled(); err != nil {
-				env.table(checkTable(out))
+				env.PrintTable(checkTable(out))
 				return ErrStopped
 			}
 			env.progress(len(out), total, impl.Name+" "+s.String())
@@ -133,7 +133,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.progress(total, total, "")
 	env.printf("%s, %s: every element checked against a float64 CPU reference\n", p.Name, env.source(out))
-	env.table(checkTable(out))
+	env.PrintTable(checkTable(out))
 	return firstErr
 }
 
@@ -207,6 +207,7 @@ type Sweep struct {
 
 	Problem *Problem // nil: the lesson's
 	Memory  bool     // also draw the device memory each point took
+	Ladder  bool     // also draw each impl's share of the library impl, as bars, at the largest size
 }
 
 // Kind is "sweep".
@@ -256,7 +257,9 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 			sizes = env.Sizes
 		}
 		for _, sz := range sizes {
-			pts = append(pts, point{im, sz, im.block()})
+			if im.refuses(sz) == nil {
+				pts = append(pts, point{im, sz, im.block()})
+			}
 		}
 	}
 	return pts, nil
@@ -304,14 +307,24 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		return err
 	}
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
-	env.table(benchTable(rs))
+	env.PrintTable(benchTable(rs))
 	figs := []plots.Lines{s.Figure(p, rs)}
 	names := []string{step}
 	if s.Memory {
 		figs = append(figs, s.MemoryFigure(p, rs))
 		names = append(names, step+" memory")
 	}
-	for i, fig := range figs {
+	var all []plots.Figure
+	for _, f := range figs {
+		all = append(all, f)
+	}
+	if s.Ladder {
+		if bars, ok := LadderBars(p, rs); ok {
+			all = append(all, bars)
+			names = append(names, step+" ladder")
+		}
+	}
+	for i, fig := range all {
 		if env.ShowFigure == nil {
 			env.printf("\n")
 		}
@@ -349,6 +362,43 @@ func slug(s string) string {
 		}
 		return '-'
 	}, s), "-")
+}
+
+// LadderBars draws each kernel's throughput as a share of the library
+// impl's at the largest size measured; ok is false without a library result.
+func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
+	largest := rs[0].Dims
+	for _, r := range rs {
+		if r.Dims[0] > largest[0] {
+			largest = r.Dims
+		}
+	}
+	size := Size(largest).String()
+	var lib *Result
+	for i, r := range rs {
+		if im, _ := p.impl(r.Variant); im.Library && Size(r.Dims).String() == size {
+			lib = &rs[i]
+		}
+	}
+	if lib == nil || lib.Throughput == 0 {
+		return plots.Bars{}, false
+	}
+	b := plots.Bars{
+		Title:    fmt.Sprintf("%s at %s, %% of %s, %s", p.Name, size, lib.Variant, lib.GPU),
+		Subtitle: ResultSet{Results: rs}.Source(),
+		YLabel:   "% of " + lib.Variant,
+		Series:   []plots.BarSeries{{Name: size}},
+		Ceilings: []plots.Ceiling{{Name: fmt.Sprintf("%s, %.1f %s", lib.Variant, lib.Throughput, lib.Unit), Value: 100}},
+	}
+	for _, im := range p.Impls {
+		for _, r := range rs {
+			if r.Variant == im.Name && !im.Library && Size(r.Dims).String() == size {
+				b.Groups = append(b.Groups, r.Variant)
+				b.Series[0].Values = append(b.Series[0].Values, 100*r.Throughput/lib.Throughput)
+			}
+		}
+	}
+	return b, len(b.Groups) > 0
 }
 
 // MemoryFigure draws the device memory each point held against its size,

@@ -186,8 +186,9 @@ func (e *Env) Device(l *Lesson, step string) (info gpu.DeviceInfo, source string
 	return info, "", false
 }
 
-// table shows t: through ShowTable, or as text.
-func (e *Env) table(t *Table) {
+// PrintTable shows t through ShowTable where a notebook set it, and prints
+// it as text otherwise.
+func (e *Env) PrintTable(t *Table) {
 	if e.ShowTable != nil {
 		e.ShowTable(t)
 		return

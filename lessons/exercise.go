@@ -110,7 +110,7 @@ func Judge(env *Env, l *Lesson, src gpu.Source, kernel, like string) ([]Result, 
 			firstErr = err
 		}
 	}
-	env.table(checkTable(out))
+	env.PrintTable(checkTable(out))
 	return out, firstErr
 }
 

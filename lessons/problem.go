@@ -29,6 +29,18 @@ type Impl struct {
 	Library bool   // runs a library, not a kernel of the lesson
 	Like    string // launch it as this impl is launched (exercises)
 	Block   int    // default threads per block; 256 when 0
+
+	// Requires, if set, says why the impl cannot run size s (e.g. "needs K
+	// and N multiples of 4"), or nil. Such sizes are refused, not failed.
+	Requires func(s Size) error
+}
+
+// refuses returns why impl cannot run size s, or nil.
+func (im Impl) refuses(s Size) error {
+	if im.Requires == nil {
+		return nil
+	}
+	return im.Requires(s)
 }
 
 // Problem is what a lesson's kernels compute, how to check it and how much

@@ -124,8 +124,11 @@ func checkTable(rs []Result) *Table {
 	t := &Table{Headers: []string{"variant", "size", "max rel. error", "tolerance", "result"}, Right: []bool{false, false, true, true, false}}
 	for _, r := range rs {
 		result := "ok"
-		if !r.Passed {
+		switch {
+		case !r.Passed:
 			result = "FAILED"
+		case strings.HasPrefix(r.Detail, "refused: "):
+			result = r.Detail
 		}
 		t.add(r.Variant, r.Size, fmt.Sprintf("%.1e", r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance), result)
 	}

@@ -54,7 +54,7 @@ func TestCommandLines(t *testing.T) {
 	}{
 		{"lessons", []string{"lessons"}, 0, "2  vector-add", ""},
 		{"run needs a lesson", []string{"run"}, 2, "", "usage: cudarepl run <lesson>"},
-		{"run an unknown lesson", []string{"run", "nope"}, 2, "", `cudarepl: lessons: no lesson "nope" (there are: hello-gpu, vector-add)`},
+		{"run an unknown lesson", []string{"run", "nope"}, 2, "", `cudarepl: lessons: no lesson "nope" (there are: hello-gpu, vector-add, `},
 		{"run a lesson in replay", []string{"run", "2"}, 0, "── 8/8 Exercise", ""},
 		{"check --all in replay", []string{"check", "--all"}, 0, "replay mode: the checks above are the recorded ones", ""},
 		{"check with both --all and a lesson", []string{"check", "--all", "2"}, 2, "", "usage: cudarepl check --all"},

@@ -63,7 +63,7 @@ func TestREPLCommands(t *testing.T) {
 	}{
 		{"help lists every command", "help\n", []string{"help", "lessons", "open", "next", "prev", "step", "show", "run", "check", "bench", "plot", "edit", "device", "mem", "quit"}},
 		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20"}},
-		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add"}},
+		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add", "5  matmul", "6  batched-gemm"}},
 		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/8 Kernel", "vadd_v1"}},
 		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/8 Launch", "1048583       256      4097", "── 1/8 Kernel"}},
 		{"step n", "open vector\nstep 6\n", []string{"── 6/8 Block size", "replayed from NVIDIA H100 80GB HBM3"}},
@@ -196,7 +196,7 @@ func TestCompleter(t *testing.T) {
 	}{
 		{"ope", []string{"n "}},
 		{"open vec", []string{"tor-add "}},
-		{"open ", []string{"hello-gpu ", "vector-add "}},
+		{"open ", []string{"hello-gpu ", "vector-add ", "matmul ", "batched-gemm "}},
 		{"show k", []string{"ernel "}},
 		{"help be", []string{"nch "}},
 		{"ru", []string{"n "}},

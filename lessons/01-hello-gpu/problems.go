@@ -124,9 +124,6 @@ type gemmCase struct {
 	sample             []int     // the elements of C checked
 }
 
-// fullCheckMACs bounds the CPU reference: past it, a random sample of C is checked.
-const fullCheckMACs = 6e8
-
 func setupGEMM(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	m, n, k := s[0], s[1], s[2]
 	c := &gemmCase{env: env, m: m, n: n, k: k}
@@ -158,12 +155,7 @@ func setupGEMM(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 			return nil, err
 		}
 	}
-	if float64(m)*float64(n)*float64(k) > fullCheckMACs {
-		for range 2048 {
-			c.sample = append(c.sample, rand.IntN(m*n))
-		}
-		c.sample = append(c.sample, 0, m*n-1)
-	}
+	c.sample = lessons.MatmulSample(m, n, k)
 	return c, nil
 }
 
@@ -213,41 +205,13 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 	if c.last == "cuBLAS fp16" {
 		a, b = c.ah, c.bh
 	}
-	idx := c.sample
-	if idx == nil {
-		idx = make([]int, c.m*c.n)
-		for i := range idx {
-			idx[i] = i
-		}
-	}
-	want, sub := make([]float64, len(idx)), make([]float32, len(idx))
-	for s, e := range idx {
-		i, j := e/c.n, e%c.n
-		var sum float64
-		for p := 0; p < c.k; p++ {
-			sum += a[i*c.k+p] * b[p*c.n+j]
-		}
-		want[s], sub[s] = sum, got[e]
-	}
-	dims := []int{c.m, c.n}
-	if c.sample != nil {
-		dims = nil // indexes into the sample; mapped back below
-	}
-	var st lessons.CheckStats
-	var err error
 	switch c.last {
 	case "cuBLAS fp32":
-		st, err = lessons.Compare("C", sub, want, dims, lessons.TolFP32Reduction)
+		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolFP32Reduction, false)
 	case "cuBLAS tf32":
-		st, err = lessons.CompareNorm("C", sub, want, dims, lessons.TolTF32)
-	default:
-		st, err = lessons.CompareNorm("C", sub, want, dims, lessons.TolHalf)
+		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolTF32, true)
 	}
-	if ce, ok := err.(*lessons.CheckError); ok && c.sample != nil {
-		e := idx[ce.Index[0]]
-		ce.Index = []int{e / c.n, e % c.n}
-	}
-	return st, err
+	return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
 }
 
 func (c *gemmCase) Footprint() int64 { return int64(4*(c.m*c.k+c.k*c.n+c.m*c.n) + 2*(c.m*c.k+c.k*c.n)) }

@@ -36,32 +36,40 @@ func TestGPUEveryLessonChecks(t *testing.T) {
 	}
 }
 
-// TestGPUPlantedKernels judges the exercise's solution and two planted
+// TestGPUPlantedKernels judges each exercise's solution and planted
 // mistakes exactly as "check" does.
 func TestGPUPlantedKernels(t *testing.T) {
 	env, out := liveEnv(t)
-	l, _ := lessons.Find("vector-add")
 	tests := []struct {
-		file    string
-		wantErr string // "" for a pass
+		lesson, dir, file string
+		wantErr           string // "" for a pass
 	}{
-		{"solution.cu", ""},
-		{"no_guard.cu", "past the end of c"},
-		{"wrong_index.cu", "check: c["},
+		{"vector-add", "02-vector-add", "solution.cu", ""},
+		{"vector-add", "02-vector-add", "no_guard.cu", "past the end of c"},
+		{"vector-add", "02-vector-add", "wrong_index.cu", "check: c["},
+		{"hello-gpu", "01-hello-gpu", "solution.cu", ""},
+		{"matmul", "05-matmul", "solution.cu", ""},
+		{"matmul", "05-matmul", "no_sync.cu", "check: C["},
+		{"matmul", "05-matmul", "off_by_one.cu", "check: C["},
 	}
 	for _, tt := range tests {
-		code, err := os.ReadFile("../02-vector-add/testdata/" + tt.file)
+		l, err := lessons.Find(tt.lesson)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = lessons.Judge(env, l, gpu.Source{Name: tt.file, Code: string(code)}, "vadd_exercise", "vadd_v1")
+		code, err := os.ReadFile("../" + tt.dir + "/testdata/" + tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := l.Exercise
+		_, err = lessons.Judge(env, l, gpu.Source{Name: tt.file, Code: string(code)}, x.Kernel, x.Like)
 		switch {
 		case tt.wantErr == "" && err != nil:
-			t.Errorf("%s: %v\n%s", tt.file, err, out)
+			t.Errorf("%s/%s: %v\n%s", tt.lesson, tt.file, err, out)
 		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%s: Judge = %v, want an error containing %q", tt.file, err, tt.wantErr)
+			t.Errorf("%s/%s: Judge = %v, want an error containing %q", tt.lesson, tt.file, err, tt.wantErr)
 		default:
-			t.Logf("%s: %v", tt.file, err)
+			t.Logf("%s/%s: %v", tt.lesson, tt.file, err)
 		}
 	}
 }

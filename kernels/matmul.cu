@@ -1,0 +1,186 @@
+// Matrix product, C = A·B, fp32, every matrix row-major: A is M×K, B is K×N,
+// C is M×N. Each output is a dot product of length K: 2·M·N·K flops over
+// 4·(M·K + K·N + M·N) bytes at the least, so a good kernel is bound by
+// arithmetic, not memory. The versions differ in how many times each input
+// byte is fetched from global memory, and how.
+
+// v1: one thread per output; threadIdx.x runs down a column of C, so a warp's
+// loads of A are a row apart and each 32-byte sector it fetches serves one float.
+extern "C" __global__ void matmul_v1(const float* A, const float* B, float* C, int M, int N, int K) {
+    int row = blockIdx.x * blockDim.x + threadIdx.x;
+    int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < M && col < N) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++) acc += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = acc;
+    }
+}
+
+// v2: threadIdx.x runs along a row of C instead; a warp now reads 32
+// consecutive floats of B (one 128-byte line) and one broadcast float of A.
+extern "C" __global__ void matmul_v2(const float* A, const float* B, float* C, int M, int N, int K) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < M && col < N) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++) acc += A[row * K + k] * B[k * N + col];
+        C[row * N + col] = acc;
+    }
+}
+
+// v3: stage 32×32 tiles of A and B in shared memory; each float fetched from
+// global memory is then used 32 times, so global traffic falls 32-fold.
+extern "C" __global__ void matmul_v3(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int T = 32;
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += T) {
+        // Out-of-range elements load as 0, which adds nothing to the sum.
+        As[ty][tx] = (row < M && t + tx < K) ? A[row * K + t + tx] : 0.0f;
+        Bs[ty][tx] = (t + ty < K && col < N) ? B[(t + ty) * N + col] : 0.0f;
+        __syncthreads();  // the tiles are complete before anyone reads them
+        for (int k = 0; k < T; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();  // and fully read before the next loop overwrites them
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+
+// v4: each thread computes a column of 8 outputs (1D register blocking) of a
+// 64×64 tile: one value of B from shared memory now feeds 8 multiply-adds.
+extern "C" __global__ void __launch_bounds__(512) matmul_v4(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 64, BN = 64, BK = 8, TM = 8;
+    __shared__ float As[BM * BK];
+    __shared__ float Bs[BK * BN];
+    int tid = threadIdx.x;
+    int tcol = tid % BN, trow = tid / BN;      // this thread's column, and which 8 rows
+    int aRow = tid / BK, aCol = tid % BK;      // the element of A it loads
+    int bRow = tid / BN, bCol = tid % BN;      // and of B
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM] = {0.0f};
+    for (int t = 0; t < K; t += BK) {
+        As[aRow * BK + aCol] = (row0 + aRow < M && t + aCol < K) ? A[(row0 + aRow) * K + t + aCol] : 0.0f;
+        Bs[bRow * BN + bCol] = (t + bRow < K && col0 + bCol < N) ? B[(t + bRow) * N + col0 + bCol] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < BK; k++) {
+            float b = Bs[k * BN + tcol];
+            for (int r = 0; r < TM; r++) acc[r] += As[(trow * TM + r) * BK + k] * b;
+        }
+        __syncthreads();
+    }
+    for (int r = 0; r < TM; r++) {
+        int row = row0 + trow * TM + r, col = col0 + tcol;
+        if (row < M && col < N) C[row * N + col] = acc[r];
+    }
+}
+
+// v5: each thread computes an 8×8 block of outputs (2D register blocking) of
+// a 128×128 tile: 8 values of A and 8 of B in registers feed 64 multiply-adds.
+extern "C" __global__ void __launch_bounds__(256) matmul_v5(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
+    __shared__ float As[BM * BK];
+    __shared__ float Bs[BK * BN];
+    int tid = threadIdx.x;
+    int trow = tid / (BN / TN), tcol = tid % (BN / TN);  // this thread's 8×8 block
+    int aRow = tid / BK, aCol = tid % BK;                 // loads rows aRow, aRow+32, …
+    int bRow = tid / BN, bCol = tid % BN;                 // loads rows bRow, bRow+2, …
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {{0.0f}};
+    float regA[TM], regB[TN];
+    for (int t = 0; t < K; t += BK) {
+        for (int r = 0; r < BM; r += 256 / BK) {
+            int gr = row0 + aRow + r, gc = t + aCol;
+            As[(aRow + r) * BK + aCol] = (gr < M && gc < K) ? A[gr * K + gc] : 0.0f;
+        }
+        for (int r = 0; r < BK; r += 256 / BN) {
+            int gr = t + bRow + r, gc = col0 + bCol;
+            Bs[(bRow + r) * BN + bCol] = (gr < K && gc < N) ? B[gr * N + gc] : 0.0f;
+        }
+        __syncthreads();
+        for (int k = 0; k < BK; k++) {
+            for (int i = 0; i < TM; i++) regA[i] = As[(trow * TM + i) * BK + k];
+            for (int j = 0; j < TN; j++) regB[j] = Bs[k * BN + tcol * TN + j];
+            for (int i = 0; i < TM; i++)
+                for (int j = 0; j < TN; j++) acc[i][j] += regA[i] * regB[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < TM; i++)
+        for (int j = 0; j < TN; j++) {
+            int row = row0 + trow * TM + i, col = col0 + tcol * TN + j;
+            if (row < M && col < N) C[row * N + col] = acc[i][j];
+        }
+}
+
+// v6: float4 loads and stores, and A's tile stored transposed in shared memory
+// so that a thread's 8 values of A are contiguous too: a quarter of the load
+// instructions. Needs K and N to be multiples of 4 (16-byte aligned rows).
+extern "C" __global__ void __launch_bounds__(256) matmul_v6(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
+    __shared__ float4 As4[BK * BM / 4];  // As[k][m], transposed
+    __shared__ float4 Bs4[BK * BN / 4];  // Bs[k][n]
+    float* As = reinterpret_cast<float*>(As4);
+    float* Bs = reinterpret_cast<float*>(Bs4);
+    int tid = threadIdx.x;
+    int trow = tid / (BN / TN), tcol = tid % (BN / TN);
+    int aRow = tid / (BK / 4), aCol4 = tid % (BK / 4);   // one float4 of A: 128 rows × 2 float4s
+    int bRow = tid / (BN / 4), bCol4 = tid % (BN / 4);   // one float4 of B: 8 rows × 32 float4s
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float acc[TM][TN] = {{0.0f}};
+    float regA[TM], regB[TN];
+    for (int t = 0; t < K; t += BK) {
+        int gr = row0 + aRow, gc = t + 4 * aCol4;
+        float4 a = (gr < M && gc < K) ? *reinterpret_cast<const float4*>(&A[gr * K + gc]) : make_float4(0, 0, 0, 0);
+        As[(4 * aCol4 + 0) * BM + aRow] = a.x;
+        As[(4 * aCol4 + 1) * BM + aRow] = a.y;
+        As[(4 * aCol4 + 2) * BM + aRow] = a.z;
+        As[(4 * aCol4 + 3) * BM + aRow] = a.w;
+        gr = t + bRow;
+        gc = col0 + 4 * bCol4;
+        Bs4[bRow * (BN / 4) + bCol4] = (gr < K && gc < N) ? *reinterpret_cast<const float4*>(&B[gr * N + gc]) : make_float4(0, 0, 0, 0);
+        __syncthreads();
+        for (int k = 0; k < BK; k++) {
+            *reinterpret_cast<float4*>(&regA[0]) = As4[(k * BM + trow * TM) / 4];
+            *reinterpret_cast<float4*>(&regA[4]) = As4[(k * BM + trow * TM + 4) / 4];
+            *reinterpret_cast<float4*>(&regB[0]) = Bs4[(k * BN + tcol * TN) / 4];
+            *reinterpret_cast<float4*>(&regB[4]) = Bs4[(k * BN + tcol * TN + 4) / 4];
+            for (int i = 0; i < TM; i++)
+                for (int j = 0; j < TN; j++) acc[i][j] += regA[i] * regB[j];
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < TM; i++) {
+        int row = row0 + trow * TM + i;
+        if (row >= M) break;
+        for (int j = 0; j < TN; j += 4) {
+            int col = col0 + tcol * TN + j;
+            if (col < N)  // N % 4 == 0: a float4 is all in or all out
+                *reinterpret_cast<float4*>(&C[row * N + col]) = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+        }
+    }
+}
+
+// matmul_batched is v3 over a batch: blockIdx.z picks the problem, and the
+// i-th A, B and C start i·M·K, i·K·N and i·M·N floats in. One launch does
+// the whole batch.
+extern "C" __global__ void matmul_batched(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int T = 32;
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T];
+    A += (size_t)blockIdx.z * M * K;
+    B += (size_t)blockIdx.z * K * N;
+    C += (size_t)blockIdx.z * M * N;
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += T) {
+        As[ty][tx] = (row < M && t + tx < K) ? A[row * K + t + tx] : 0.0f;
+        Bs[ty][tx] = (t + ty < K && col < N) ? B[(t + ty) * N + col] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < T; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}

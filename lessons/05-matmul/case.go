@@ -1,0 +1,140 @@
+package matmul
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+const poison = 0x7fc0dead // an fp32 NaN
+
+// mcase is one product on the GPU, with its inputs kept for the reference.
+type mcase struct {
+	env     *lessons.Env
+	m, n, k int
+	a, b    []float64
+	da, db  gpu.DevicePtr
+	dc      gpu.DevicePtr
+	sample  []int
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	m, n, k := s[0], s[1], s[2]
+	c := &mcase{env: env, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: lessons.MatmulSample(m, n, k)}
+	a32, b32 := make([]float32, m*k), make([]float32, k*n)
+	for i := range a32 {
+		a32[i] = rand.Float32()*2 - 1
+		c.a[i] = float64(a32[i])
+	}
+	for i := range b32 {
+		b32[i] = rand.Float32()*2 - 1
+		c.b[i] = float64(b32[i])
+	}
+	var err error
+	if c.da, err = gpu.Upload(env.Dev, a32); err != nil {
+		return nil, err
+	}
+	if c.db, err = gpu.Upload(env.Dev, b32); err != nil {
+		c.Free()
+		return nil, err
+	}
+	if c.dc, err = env.Dev.Alloc(int64(4 * m * n)); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops launches impl with the grid its tile needs, or calls cuBLAS.
+func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
+	args := []gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc), gpu.Int32(int32(c.m)), gpu.Int32(int32(c.n)), gpu.Int32(int32(c.k))}
+	launch := func(grid, block gpu.Dim3) []gpu.Op {
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: grid, Block: block, Args: args}}
+	}
+	switch impl.Name {
+	case "cuBLAS":
+		return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32}}, nil
+	case "matmul_v1":
+		return launch(gpu.Dim(gpu.Blocks(c.m, 32), gpu.Blocks(c.n, 32)), gpu.Dim(32, 32)), nil
+	case "matmul_v2", "matmul_v3":
+		return launch(gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32)), gpu.Dim(32, 32)), nil
+	case "matmul_v4":
+		return launch(gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64)), gpu.Dim(512)), nil
+	case "matmul_v5", "matmul_v6":
+		return launch(gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), gpu.Dim(256)), nil
+	}
+	return nil, fmt.Errorf("fp32 matmul has no variant %q", impl.Name)
+}
+
+func (c *mcase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: poison, Count: int64(c.m * c.n)})
+}
+
+// Check compares C with a float64 product of the same inputs: every element,
+// or a sample of them for products too big to redo on the CPU.
+func (c *mcase) Check() (lessons.CheckStats, error) {
+	got, err := gpu.Download[float32](c.env.Dev, c.dc, c.m*c.n)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolFP32Reduction, false)
+}
+
+func (c *mcase) Footprint() int64 { return int64(4 * (c.m*c.k + c.k*c.n + c.m*c.n)) }
+
+func (c *mcase) Free() {
+	for _, p := range []gpu.DevicePtr{c.da, c.db, c.dc} {
+		if p != 0 {
+			c.env.Dev.Free(p)
+		}
+	}
+}
+
+// traffic prints the predicted global-memory bytes per output of each
+// version at K = 4096, beside its measured rate where there is one.
+func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
+	const k = 4096
+	rates := map[string]float64{}
+	var lib float64
+	rs := env.Results.Filter("The ladder", "bench")
+	if len(rs) == 0 {
+		rs = l.Recorded().Filter("The ladder", "bench")
+	}
+	for _, r := range rs {
+		rates[r.Variant] = r.Throughput
+		if r.Variant == "cuBLAS" {
+			lib = r.Throughput
+		}
+	}
+	t := &lessons.Table{
+		Headers: []string{"version", "tile", "bytes read per output", "TFLOP/s at 4096³", "% of cuBLAS"},
+		Right:   []bool{false, true, true, true, true},
+	}
+	for _, im := range l.Problem.Impls {
+		tile, ok := tiles[im.Name]
+		if !ok {
+			continue
+		}
+		bytes := 4 * float64(k) * (1/float64(tile[0]) + 1/float64(tile[1]))
+		if im.Name == "matmul_v1" {
+			bytes = 4*k*8 + 4*k // each 32-byte sector of A carries one useful float; B is broadcast
+		}
+		rate, share := "—", "—"
+		if v, ok := rates[im.Name]; ok {
+			rate = fmt.Sprintf("%.1f", v)
+			if lib > 0 {
+				share = fmt.Sprintf("%.1f", 100*v/lib)
+			}
+		}
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), rate, share})
+	}
+	if len(rs) > 0 {
+		t.Notes = append(t.Notes, "rates: "+lessons.ResultSet{Results: rs}.Source())
+	} else {
+		t.Notes = append(t.Notes, "rates: run 'bench' to measure them")
+	}
+	env.PrintTable(t)
+	return nil
+}

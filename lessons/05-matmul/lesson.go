@@ -1,0 +1,92 @@
+// Package matmul is lesson 5: the fp32 matrix-product ladder from a naive
+// kernel to vectorized 2D register blocking, each version against cuBLAS.
+package matmul
+
+import (
+	"embed"
+	"fmt"
+
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+func init() {
+	p := problem()
+	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}}
+	lessons.Register(lessons.Def{
+		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
+		Exercise: &lessons.Exercise{
+			File: "matmul_exercise.cu", Kernel: "matmul_exercise", Like: "matmul_v3", Starter: starter,
+			Task: "Load the two tiles into shared memory, zero outside the matrices, and put the two barriers where they belong.",
+		},
+		Actions: map[string]lessons.Action{
+			"Naive":                lessons.ShowKernel{Names: []string{"matmul_v1"}},
+			"Coalescing":           lessons.ShowKernel{Names: []string{"matmul_v2"}},
+			"Shared memory":        lessons.ShowKernel{Names: []string{"matmul_v3"}},
+			"Register blocking":    lessons.ShowKernel{Names: []string{"matmul_v4", "matmul_v5"}},
+			"Vectorized loads":     lessons.ShowKernel{Names: []string{"matmul_v6"}},
+			"Check":                lessons.CheckStep{},
+			"What each step saves": lessons.Run{F: traffic},
+			"The ladder": lessons.Sweep{Title: "fp32 matmul ladder", XLabel: "matrix size (square, one side)",
+				Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
+			"Sizes":    lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
+			"Exercise": lessons.ExerciseStep{},
+		},
+	})
+}
+
+// tiles gives each version's output tile (BM×BN) per block, for the traffic
+// table; 1×1 for the untiled ones.
+var tiles = map[string][2]int{
+	"matmul_v1": {1, 1}, "matmul_v2": {1, 1}, "matmul_v3": {32, 32},
+	"matmul_v4": {64, 64}, "matmul_v5": {128, 128}, "matmul_v6": {128, 128},
+}
+
+// problem is C = A·B in fp32 with the ladder of matmul.cu and cuBLAS.
+func problem() *lessons.Problem {
+	p := &lessons.Problem{
+		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
+		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1004, 516}},
+		Setup:      setup,
+		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+	}
+	src, _ := kernels.Source("matmul.cu")
+	vs, err := kernels.Ladder(src)
+	if err != nil {
+		panic(err) // the embedded file is checked by package kernels' tests
+	}
+	for _, v := range vs {
+		im := lessons.Impl{Name: v.Name, Summary: v.Summary, Block: threads(v.Name)}
+		if v.Name == "matmul_v6" {
+			im.Requires = func(s lessons.Size) error {
+				if s[1]%4 != 0 || s[2]%4 != 0 {
+					return fmt.Errorf("needs K and N multiples of 4 (float4 rows), got N=%d, K=%d", s[1], s[2])
+				}
+				return nil
+			}
+		}
+		p.Impls = append(p.Impls, im)
+	}
+	p.Impls = append(p.Impls, lessons.Impl{Name: "cuBLAS", Summary: "cublasSgemm, fp32", Library: true})
+	return p
+}
+
+// threads is each version's block size.
+func threads(name string) int {
+	switch name {
+	case "matmul_v4":
+		return 512
+	case "matmul_v5", "matmul_v6":
+		return 256
+	}
+	return 1024 // 32×32
+}

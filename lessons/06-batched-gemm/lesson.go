@@ -1,0 +1,206 @@
+// Package batchedgemm is lesson 6: forty small matrix products as forty
+// launches or one, with cuBLAS and with the course's own kernel.
+package batchedgemm
+
+import (
+	"embed"
+	"fmt"
+	"math/rand/v2"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed results
+var results embed.FS
+
+// The four ways to run a batch, as impls.
+const (
+	cublasEach    = "cuBLAS, one call each"
+	cublasBatched = "cuBLAS strided batched"
+	kernelEach    = "matmul_v3"      // launched once per product
+	kernelBatched = "matmul_batched" // one launch for the batch
+)
+
+func init() {
+	var sweep []lessons.Size
+	for _, b := range []int{1, 2, 5, 10, 20, 40, 80} {
+		sweep = append(sweep, lessons.Size{b, 256, 256, 256})
+	}
+	lessons.Register(lessons.Def{
+		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul.cu", Problem: problem(), Results: results,
+		Actions: map[string]lessons.Action{
+			"Forty small products": lessons.ShowKernel{Names: []string{"matmul_batched"}},
+			"Check":                lessons.CheckStep{},
+			"Batch sizes":          lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep},
+			"One call or forty":    lessons.Run{F: launchTable},
+		},
+	})
+}
+
+func problem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "batched fp32 GEMM", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
+		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}},
+		Impls: []lessons.Impl{
+			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},
+			{Name: cublasBatched, Summary: "cublasGemmStridedBatchedEx, one call", Library: true},
+			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024},
+			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
+		},
+		Setup: setup,
+		Work:  func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) * float64(s[3]) },
+		SizeLabel: func(s lessons.Size) string {
+			return fmt.Sprintf("%d × %s", s[0], lessons.Size(s[1:]))
+		},
+	}
+}
+
+// bcase is a batch of products stored back to back.
+type bcase struct {
+	env        *lessons.Env
+	batch      int
+	m, n, k    int
+	a, b       []float64
+	da, db, dc gpu.DevicePtr
+	samples    [][]int // per product: the elements checked (nil: all)
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	c := &bcase{env: env, batch: s[0], m: s[1], n: s[2], k: s[3]}
+	a32, b32 := make([]float32, c.batch*c.m*c.k), make([]float32, c.batch*c.k*c.n)
+	c.a, c.b = make([]float64, len(a32)), make([]float64, len(b32))
+	for i := range a32 {
+		a32[i] = rand.Float32()*2 - 1
+		c.a[i] = float64(a32[i])
+	}
+	for i := range b32 {
+		b32[i] = rand.Float32()*2 - 1
+		c.b[i] = float64(b32[i])
+	}
+	// The whole batch must stay cheap to check: past the budget, sample.
+	total := float64(c.batch) * float64(c.m) * float64(c.n) * float64(c.k)
+	for range c.batch {
+		var idx []int
+		if total > lessons.FullCheckMACs {
+			for range 64 {
+				idx = append(idx, rand.IntN(c.m*c.n))
+			}
+		}
+		c.samples = append(c.samples, idx)
+	}
+	var err error
+	if c.da, err = gpu.Upload(env.Dev, a32); err != nil {
+		return nil, err
+	}
+	if c.db, err = gpu.Upload(env.Dev, b32); err != nil {
+		c.Free()
+		return nil, err
+	}
+	if c.dc, err = env.Dev.Alloc(int64(4 * c.batch * c.m * c.n)); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops runs the batch the impl's way.
+func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
+	sa, sb, sc := c.m*c.k, c.k*c.n, c.m*c.n
+	at := func(p gpu.DevicePtr, i, stride int) gpu.DevicePtr { return p + gpu.DevicePtr(4*i*stride) }
+	dims := []gpu.Arg{gpu.Int32(int32(c.m)), gpu.Int32(int32(c.n)), gpu.Int32(int32(c.k))}
+	var ops []gpu.Op
+	switch impl.Name {
+	case cublasEach:
+		for i := range c.batch {
+			ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: at(c.da, i, sa), B: at(c.db, i, sb), C: at(c.dc, i, sc), Alpha: 1, Type: gpu.FP32})
+		}
+	case cublasBatched:
+		ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32,
+			Batch: c.batch, StrideA: int64(sa), StrideB: int64(sb), StrideC: int64(sc)})
+	case kernelEach:
+		for i := range c.batch {
+			ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32)), Block: gpu.Dim(32, 32),
+				Args: append([]gpu.Arg{gpu.Ptr(at(c.da, i, sa)), gpu.Ptr(at(c.db, i, sb)), gpu.Ptr(at(c.dc, i, sc))}, dims...)})
+		}
+	case kernelBatched:
+		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32), c.batch), Block: gpu.Dim(32, 32),
+			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
+	default:
+		return nil, fmt.Errorf("batched GEMM has no variant %q", impl.Name)
+	}
+	return ops, nil
+}
+
+func (c *bcase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: 0x7fc0dead, Count: int64(c.batch * c.m * c.n)})
+}
+
+// Check compares every product of the batch with its float64 reference.
+func (c *bcase) Check() (lessons.CheckStats, error) {
+	got, err := gpu.Download[float32](c.env.Dev, c.dc, c.batch*c.m*c.n)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	var worst lessons.CheckStats
+	sa, sb, sc := c.m*c.k, c.k*c.n, c.m*c.n
+	for i := range c.batch {
+		st, err := lessons.MatmulCheck(got[i*sc:(i+1)*sc], c.a[i*sa:(i+1)*sa], c.b[i*sb:(i+1)*sb], c.m, c.n, c.k, c.samples[i], lessons.TolFP32Reduction, false)
+		if err != nil {
+			return st, fmt.Errorf("product %d of %d: %w", i, c.batch, err)
+		}
+		if st.MaxRelErr >= worst.MaxRelErr {
+			worst = st
+		}
+	}
+	return worst, nil
+}
+
+func (c *bcase) Footprint() int64 { return int64(4 * c.batch * (c.m*c.k + c.k*c.n + c.m*c.n)) }
+
+func (c *bcase) Free() {
+	for _, p := range []gpu.DevicePtr{c.da, c.db, c.dc} {
+		if p != 0 {
+			c.env.Dev.Free(p)
+		}
+	}
+}
+
+// launchTable compares the four ways at a batch of 40: launches, time, and
+// speed-up over forty cuBLAS calls, from the sweep's results.
+func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs := env.Results.Filter("Batch sizes", "bench")
+	if len(rs) == 0 {
+		rs = l.Recorded().Filter("Batch sizes", "bench")
+	}
+	byName := map[string]lessons.Result{}
+	for _, r := range rs {
+		if r.Dims[0] == 40 {
+			byName[r.Variant] = r
+		}
+	}
+	base, ok := byName[cublasEach]
+	if !ok {
+		fmt.Fprintln(env.Out, "No results for a batch of 40 yet: run 'bench' first.")
+		return nil
+	}
+	t := &lessons.Table{
+		Headers: []string{"way", "launches", "time (µs)", "TFLOP/s", "× faster than 40 cuBLAS calls"},
+		Right:   []bool{false, true, true, true, true},
+		Notes:   []string{"40 products of 256³, " + lessons.ResultSet{Results: rs}.Source()},
+	}
+	launches := map[string]int{cublasEach: 40, cublasBatched: 1, kernelEach: 40, kernelBatched: 1}
+	for _, im := range l.Problem.Impls {
+		r, ok := byName[im.Name]
+		if !ok {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprint(launches[im.Name]), fmt.Sprintf("%.1f", 1e3*r.MedianMs),
+			fmt.Sprintf("%.2f", r.Throughput), fmt.Sprintf("%.1f", base.MedianMs/r.MedianMs)})
+	}
+	env.PrintTable(t)
+	return nil
+}
