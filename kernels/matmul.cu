@@ -162,6 +162,77 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v6(const float* A, cons
     }
 }
 
+// v7: two shared-memory stages and 16-deep tiles: the next tiles are fetched
+// into registers while the current ones feed the math, so global loads overlap
+// arithmetic, and each thread's 8×8 outputs are two 4×4 halves 64 apart, so a
+// warp's float4 reads of shared memory hit consecutive addresses (no bank
+// conflicts). Needs K and N to be multiples of 4.
+extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 128, BN = 128, BK = 16;
+    __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
+    __shared__ float4 Bs4[2][BK * BN / 4];  // stage, then Bs[k][n]
+    int tid = threadIdx.x;
+    int trow = tid / 16, tcol = tid % 16;
+    int aRow = tid / 4, aCol4 = tid % 4;    // A: 128 rows × 4 float4s, two passes of 64 rows
+    int bRow = tid / 32, bCol4 = tid % 32;  // B: 16 rows × 32 float4s, two passes of 8 rows
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float4 ra[2], rb[2];
+    float acc[8][8] = {{0.0f}};
+
+    // fetch: the tiles at depth t, from global memory into registers.
+    auto fetch = [&](int t) {
+        for (int h = 0; h < 2; h++) {
+            int gr = row0 + aRow + 64 * h, gc = t + 4 * aCol4;
+            ra[h] = (gr < M && gc < K) ? *reinterpret_cast<const float4*>(&A[(size_t)gr * K + gc]) : make_float4(0, 0, 0, 0);
+            gr = t + bRow + 8 * h;
+            gc = col0 + 4 * bCol4;
+            rb[h] = (gr < K && gc < N) ? *reinterpret_cast<const float4*>(&B[(size_t)gr * N + gc]) : make_float4(0, 0, 0, 0);
+        }
+    };
+    // stash: the fetched tiles into shared-memory stage s.
+    auto stash = [&](int s) {
+        float* As = reinterpret_cast<float*>(As4[s]);
+        for (int h = 0; h < 2; h++) {
+            int r = aRow + 64 * h;
+            As[(4 * aCol4 + 0) * BM + r] = ra[h].x;
+            As[(4 * aCol4 + 1) * BM + r] = ra[h].y;
+            As[(4 * aCol4 + 2) * BM + r] = ra[h].z;
+            As[(4 * aCol4 + 3) * BM + r] = ra[h].w;
+            Bs4[s][(bRow + 8 * h) * (BN / 4) + bCol4] = rb[h];
+        }
+    };
+
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    int s = 0;
+    for (int t = 0; t < K; t += BK) {
+        bool more = t + BK < K;
+        if (more) fetch(t + BK);  // in flight while the math below runs
+        for (int k = 0; k < BK; k++) {
+            float4 a0 = As4[s][(k * BM + trow * 4) / 4], a1 = As4[s][(k * BM + 64 + trow * 4) / 4];
+            float4 b0 = Bs4[s][(k * BN + tcol * 4) / 4], b1 = Bs4[s][(k * BN + 64 + tcol * 4) / 4];
+            float ra8[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float rb8[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 8; j++) acc[i][j] += ra8[i] * rb8[j];
+        }
+        if (more) stash(s ^ 1);  // the other stage: nobody reads it in this round
+        __syncthreads();         // stage s^1 is complete, and everyone is done with stage s
+        s ^= 1;
+    }
+    for (int i = 0; i < 8; i++) {
+        int row = row0 + (i < 4 ? trow * 4 + i : 64 + trow * 4 + i - 4);
+        if (row >= M) continue;
+        for (int h = 0; h < 2; h++) {
+            int col = col0 + 64 * h + tcol * 4;
+            if (col < N)  // N % 4 == 0: a float4 is all in or all out
+                *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
+                    make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+        }
+    }
+}
+
 // matmul_batched is v3 over a batch: blockIdx.z picks the problem, and the
 // i-th A, B and C start i·M·K, i·K·N and i·M·N floats in. One launch does
 // the whole batch.

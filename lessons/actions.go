@@ -19,6 +19,7 @@ var ErrStopped = errors.New("stopped")
 // reports of each where NVRTC is present.
 type ShowKernel struct {
 	Names []string // kernel names; nil shows every version of the ladder
+	File  string   // the file in package kernels; the lesson's when ""
 }
 
 // Kind is "kernel".
@@ -26,7 +27,7 @@ func (ShowKernel) Kind() string { return "kernel" }
 
 // Do prints the kernels.
 func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
-	src, err := lessonSource(l)
+	src, err := kernelSource(l, a.File)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	if !env.Live() {
 		rs := l.recorded.Filter(step, "check")
-		if len(rs) == 0 { // "run NAME": the variant's checks from any step
+		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
 			for _, r := range l.recorded.Results {
 				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
 					rs = append(rs, r)
@@ -103,7 +104,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
 		env.PrintTable(checkTable(rs))
-		return compileOnly(env, l)
+		return compileOnly(env, l, p)
 	}
 	impls, err := a.impls(p)
 	if err != nil {
@@ -113,7 +114,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	var firstErr error
 	total := len(impls) * len(p.CheckSizes)
 	for _, impl := range impls {
-		k, err := env.implKernel(l, impl, nil)
+		k, err := env.implKernel(l, p, impl)
 		if err != nil {
 			return err
 		}
@@ -152,13 +153,13 @@ func (a CheckStep) impls(p *Problem) ([]Impl, error) {
 	return out, nil
 }
 
-// compileOnly compiles the lesson's kernels in replay mode and reports them,
-// or says why it cannot.
-func compileOnly(env *Env, l *Lesson) error {
-	if l.Kernels == "" {
+// compileOnly compiles the problem's kernels in replay mode and reports
+// them, or says why it cannot.
+func compileOnly(env *Env, l *Lesson, p *Problem) error {
+	if l.Kernels == "" && p.Kernels == "" {
 		return nil
 	}
-	src, err := lessonSource(l)
+	src, err := kernelSource(l, p.Kernels)
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 			return out, ErrStopped
 		}
 		env.progress(i, len(pts), fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block))
-		k, err := env.implKernel(l, pt.impl, nil)
+		k, err := env.implKernel(l, p, pt.impl)
 		if err != nil {
 			return out, err
 		}

@@ -116,12 +116,15 @@ func (e *Env) Kernel(src gpu.Source, name string) (gpu.Kernel, error) {
 	return k, nil
 }
 
-// lessonSource returns the kernel file of lesson l.
-func lessonSource(l *Lesson) (gpu.Source, error) {
-	if l.Kernels == "" {
+// kernelSource returns the kernel file named file, or lesson l's when "".
+func kernelSource(l *Lesson, file string) (gpu.Source, error) {
+	if file == "" {
+		file = l.Kernels
+	}
+	if file == "" {
 		return gpu.Source{}, fmt.Errorf("lessons: %s has no kernels", l.Slug)
 	}
-	return kernels.Source(l.Kernels)
+	return kernels.Source(file)
 }
 
 // stamp fills in what r ran on and when.

@@ -60,6 +60,9 @@ type Problem struct {
 	Work func(s Size) float64
 	// SizeLabel names a size in tables; Size.String when nil.
 	SizeLabel func(s Size) string
+	// Kernels is the file in package kernels that the impls come from; the
+	// lesson's when "".
+	Kernels string
 }
 
 // label names size s in tables and results.

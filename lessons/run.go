@@ -7,20 +7,17 @@ import (
 	"cudarepl/gpu"
 )
 
-// implKernel loads the kernel that runs impl: a version from the lesson's
-// file, or src's kernel for a learner's impl. Library impls need none.
-func (e *Env) implKernel(l *Lesson, impl Impl, src *gpu.Source) (gpu.Kernel, error) {
+// implKernel loads the kernel that runs impl, a version from the problem's
+// file. Library impls need none.
+func (e *Env) implKernel(l *Lesson, p *Problem, impl Impl) (gpu.Kernel, error) {
 	if impl.Library {
 		return gpu.Kernel{}, nil
 	}
-	if src == nil {
-		s, err := lessonSource(l)
-		if err != nil {
-			return gpu.Kernel{}, err
-		}
-		src = &s
+	src, err := kernelSource(l, p.Kernels)
+	if err != nil {
+		return gpu.Kernel{}, err
 	}
-	return e.Kernel(*src, impl.Name)
+	return e.Kernel(src, impl.Name)
 }
 
 // launchAs is the impl whose launch shape impl uses: itself, or for a

@@ -62,7 +62,7 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 		return launch(gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32)), gpu.Dim(32, 32)), nil
 	case "matmul_v4":
 		return launch(gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64)), gpu.Dim(512)), nil
-	case "matmul_v5", "matmul_v6":
+	case "matmul_v5", "matmul_v6", "matmul_v7":
 		return launch(gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), gpu.Dim(256)), nil
 	}
 	return nil, fmt.Errorf("fp32 matmul has no variant %q", impl.Name)

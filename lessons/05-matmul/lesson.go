@@ -20,7 +20,7 @@ var starter string
 var results embed.FS
 
 func init() {
-	p := problem()
+	p, tc := problem(), tensorProblem()
 	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
@@ -38,7 +38,11 @@ func init() {
 			"What each step saves": lessons.Run{F: traffic},
 			"The ladder": lessons.Sweep{Title: "fp32 matmul ladder", XLabel: "matrix size (square, one side)",
 				Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
-			"Sizes":    lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
+			"Sizes":             lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
+			"Tensor cores":      lessons.ShowKernel{File: "matmul_tc.cu"},
+			"Tensor-core check": lessons.CheckStep{Problem: tc},
+			"Tensor cores against cuBLAS": lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
+				Problem: tc, Sizes: sizes, Ladder: true},
 			"Exercise": lessons.ExerciseStep{},
 		},
 	})
@@ -48,7 +52,7 @@ func init() {
 // table; 1×1 for the untiled ones.
 var tiles = map[string][2]int{
 	"matmul_v1": {1, 1}, "matmul_v2": {1, 1}, "matmul_v3": {32, 32},
-	"matmul_v4": {64, 64}, "matmul_v5": {128, 128}, "matmul_v6": {128, 128},
+	"matmul_v4": {64, 64}, "matmul_v5": {128, 128}, "matmul_v6": {128, 128}, "matmul_v7": {128, 128},
 }
 
 // problem is C = A·B in fp32 with the ladder of matmul.cu and cuBLAS.
@@ -66,7 +70,7 @@ func problem() *lessons.Problem {
 	}
 	for _, v := range vs {
 		im := lessons.Impl{Name: v.Name, Summary: v.Summary, Block: threads(v.Name)}
-		if v.Name == "matmul_v6" {
+		if v.Name == "matmul_v6" || v.Name == "matmul_v7" {
 			im.Requires = func(s lessons.Size) error {
 				if s[1]%4 != 0 || s[2]%4 != 0 {
 					return fmt.Errorf("needs K and N multiples of 4 (float4 rows), got N=%d, K=%d", s[1], s[2])
@@ -85,7 +89,7 @@ func threads(name string) int {
 	switch name {
 	case "matmul_v4":
 		return 512
-	case "matmul_v5", "matmul_v6":
+	case "matmul_v5", "matmul_v6", "matmul_v7":
 		return 256
 	}
 	return 1024 // 32×32
