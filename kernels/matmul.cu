@@ -209,12 +209,15 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, cons
     for (int t = 0; t < K; t += BK) {
         bool more = t + BK < K;
         if (more) fetch(t + BK);  // in flight while the math below runs
+#pragma unroll
         for (int k = 0; k < BK; k++) {
             float4 a0 = As4[s][(k * BM + trow * 4) / 4], a1 = As4[s][(k * BM + 64 + trow * 4) / 4];
             float4 b0 = Bs4[s][(k * BN + tcol * 4) / 4], b1 = Bs4[s][(k * BN + 64 + tcol * 4) / 4];
             float ra8[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             float rb8[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
             for (int i = 0; i < 8; i++)
+#pragma unroll
                 for (int j = 0; j < 8; j++) acc[i][j] += ra8[i] * rb8[j];
         }
         if (more) stash(s ^ 1);  // the other stage: nobody reads it in this round

@@ -69,7 +69,8 @@ func setupHalf(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 		c.Free()
 		return nil, err
 	}
-	if c.dc, err = env.Dev.Alloc(int64(2 * m * n)); err != nil {
+	// Whole 32-bit words, so that Poison's word fill stays inside.
+	if c.dc, err = env.Dev.Alloc(int64(4 * ((m*n + 1) / 2))); err != nil {
 		c.Free()
 		return nil, err
 	}
