@@ -110,3 +110,37 @@ func TestFloat16RoundTrip(t *testing.T) {
 		t.Errorf("BFloat16From(0x3eab) = %v, want about 1/3", got)
 	}
 }
+
+func TestFloat8E4M3(t *testing.T) {
+	tests := []struct {
+		in   float32
+		bits uint8
+		back float32
+	}{
+		{0, 0x00, 0}, {1, 0x38, 1}, {-2, 0xc0, -2}, {0.5, 0x30, 0.5},
+		{448, 0x7e, 448}, {1000, 0x7e, 448}, {-1e6, 0xfe, -448},
+		{1.0 / 512, 0x01, 1.0 / 512}, // smallest subnormal
+		{1.0 / 64, 0x08, 1.0 / 64},   // smallest normal
+		{1.0625, 0x38, 1},            // tie between 1 and 1.125 rounds to even
+		{1.1875, 0x3a, 1.25},         // tie between 1.125 and 1.25 rounds to even
+		{15.5, 0x50, 16},             // rounds up into the next binade
+		{3.3, 0x45, 3.25},
+	}
+	for _, tt := range tests {
+		if got := Float8E4M3Bits(tt.in); got != tt.bits {
+			t.Errorf("Float8E4M3Bits(%v) = %#02x, want %#02x", tt.in, got, tt.bits)
+		}
+		if got := Float8E4M3From(tt.bits); got != tt.back {
+			t.Errorf("Float8E4M3From(%#02x) = %v, want %v", tt.bits, got, tt.back)
+		}
+	}
+	for b := 0; b < 256; b++ { // every finite value encodes to itself
+		v := Float8E4M3From(uint8(b))
+		if v != v {
+			continue
+		}
+		if got := Float8E4M3Bits(v); Float8E4M3From(got) != v {
+			t.Errorf("round trip of %#02x (%v) gave %#02x", b, v, got)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type Context struct {
 	host     map[HostPtr]hostAlloc
 	graphs   map[uint64]uintptr // CUgraphExec → CUgraph
 	blas     *blasHandle
+	lt       *ltHandle
 	flushBuf DevicePtr
 	poison   error // the sticky fault that made the context unusable
 }
@@ -162,6 +163,9 @@ func (c *Context) release() {
 	}
 	if c.blas != nil {
 		c.blas.destroy()
+	}
+	if c.lt != nil {
+		d.cuMemFree(c.lt.ws)
 	}
 	if c.flushBuf != 0 {
 		d.cuMemFree(uint64(c.flushBuf))

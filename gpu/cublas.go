@@ -114,6 +114,9 @@ func (s *gemmScalars) beta() uintptr  { return uintptr(unsafe.Pointer(&s.v[1])) 
 // matrix is its transpose in column-major order, so C = A·B row-major is
 // Cᵀ = Bᵀ·Aᵀ column-major: swap the operands and M with N, keep the flags.
 func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
+	if g.Type == FP8E4M3 {
+		return c.prepareFP8(g)
+	}
 	if err := g.validate(); err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ const (
 	FP64
 	FP16
 	BF16
+	FP8E4M3 // 8 bits: 4 of exponent, 3 of mantissa; cuBLASLt only
 )
 
 var dtypes = map[DType]struct {
@@ -18,10 +19,11 @@ var dtypes = map[DType]struct {
 	size int
 	cuda int32 // cudaDataType_t
 }{
-	FP32: {"float32", 4, 0},
-	FP64: {"float64", 8, 1},
-	FP16: {"float16", 2, 2},
-	BF16: {"bfloat16", 2, 14},
+	FP32:    {"float32", 4, 0},
+	FP64:    {"float64", 8, 1},
+	FP16:    {"float16", 2, 2},
+	BF16:    {"bfloat16", 2, 14},
+	FP8E4M3: {"float8 e4m3", 1, 28},
 }
 
 func (t DType) String() string {

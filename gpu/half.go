@@ -72,3 +72,52 @@ func BFloat16Bits(f float32) uint16 {
 
 // BFloat16From returns the float32 value of bfloat16 bits h.
 func BFloat16From(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// Float8E4M3Bits rounds f to the nearest FP8 E4M3 value (ties to even) and
+// returns its bits. E4M3 has no infinity: values beyond ±448 saturate to
+// ±448, and NaN becomes 0x7f.
+func Float8E4M3Bits(f float32) uint8 {
+	if f != f {
+		return 0x7f
+	}
+	sign := uint8(0)
+	if math.Signbit(float64(f)) {
+		sign, f = 0x80, -f
+	}
+	if f >= 448 {
+		return sign | 0x7e
+	}
+	// Round to the nearest multiple of the spacing at f's binade: 2^(e-3)
+	// for normals (e ≥ -6), 2^-9 for subnormals.
+	e := math.Floor(math.Log2(float64(f)))
+	if f == 0 || e < -6 {
+		e = -6
+	}
+	q := math.RoundToEven(float64(f) / math.Exp2(e-3)) // in [8, 16] for normals, [0, 8) below
+	if q == 16 {
+		q, e = 8, e+1
+	}
+	if e > 8 || (e == 8 && q > 14) {
+		return sign | 0x7e
+	}
+	if q < 8 { // subnormal
+		return sign | uint8(q)
+	}
+	return sign | uint8(e+7)<<3 | uint8(q-8)
+}
+
+// Float8E4M3From returns the float32 value of E4M3 bits b.
+func Float8E4M3From(b uint8) float32 {
+	sign := float32(1)
+	if b&0x80 != 0 {
+		sign = -1
+	}
+	exp, mant := int(b>>3&0xf), float64(b&7)
+	switch {
+	case exp == 0xf && mant == 7:
+		return float32(math.NaN())
+	case exp == 0:
+		return sign * float32(mant*math.Exp2(-9))
+	}
+	return sign * float32((1+mant/8)*math.Exp2(float64(exp-7)))
+}

@@ -1,0 +1,150 @@
+package gpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// cublasLtAPI holds the cuBLASLt entry points used for FP8 products, bound
+// from libcublasLt. See https://docs.nvidia.com/cuda/cublas/#using-the-cublaslt-api.
+type cublasLtAPI struct {
+	lib *library
+
+	cublasLtCreate                 func(h *uintptr) int32
+	cublasLtMatmulDescCreate       func(d *uintptr, compute, scale int32) int32
+	cublasLtMatmulDescDestroy      func(d uintptr) int32
+	cublasLtMatmulDescSetAttribute func(d uintptr, attr int32, buf unsafe.Pointer, size uint64) int32
+	cublasLtMatrixLayoutCreate     func(l *uintptr, dtype int32, rows, cols uint64, ld int64) int32
+	cublasLtMatrixLayoutDestroy    func(l uintptr) int32
+	cublasLtMatmul                 func(h, desc uintptr, alpha uintptr, a uint64, adesc uintptr, b uint64, bdesc uintptr, beta uintptr, c uint64, cdesc uintptr, d uint64, ddesc uintptr, algo uintptr, ws uint64, wsSize uint64, stream uintptr) int32
+}
+
+var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
+	lib, err := openLibrary("cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
+		"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so")
+	if err != nil {
+		return nil, err
+	}
+	b := &cublasLtAPI{lib: lib}
+	err = lib.bind(map[string]any{
+		"cublasLtCreate":                 &b.cublasLtCreate,
+		"cublasLtMatmulDescCreate":       &b.cublasLtMatmulDescCreate,
+		"cublasLtMatmulDescDestroy":      &b.cublasLtMatmulDescDestroy,
+		"cublasLtMatmulDescSetAttribute": &b.cublasLtMatmulDescSetAttribute,
+		"cublasLtMatrixLayoutCreate":     &b.cublasLtMatrixLayoutCreate,
+		"cublasLtMatrixLayoutDestroy":    &b.cublasLtMatrixLayoutDestroy,
+		"cublasLtMatmul":                 &b.cublasLtMatmul,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+})
+
+// cublasLtMatmulDescAttributes_t values, from cublasLt.h.
+const (
+	ltDescTransA = 3
+	ltDescTransB = 4
+)
+
+// ltWorkspace is the scratch memory handed to every cuBLASLt product.
+const ltWorkspace = 32 << 20
+
+// ltHandle is a cuBLASLt handle with its workspace; on the GPU thread.
+type ltHandle struct {
+	api *cublasLtAPI
+	h   uintptr
+	ws  uint64
+}
+
+// cublasLt returns the context's cuBLASLt handle, creating it on first use.
+func (c *Context) cublasLt() (*ltHandle, error) {
+	if c.lt != nil {
+		return c.lt, nil
+	}
+	api, err := loadCUBLASLt()
+	if err != nil {
+		return nil, err
+	}
+	h := &ltHandle{api: api}
+	var blas cublasAPI // for status names
+	if err := blas.check(api.cublasLtCreate(&h.h), "cublasLtCreate", ""); err != nil {
+		return nil, err
+	}
+	if err := c.d.check(c.d.cuMemAlloc(&h.ws, ltWorkspace), "cuMemAlloc_v2", "cuBLASLt workspace"); err != nil {
+		return nil, err
+	}
+	c.lt = h
+	return h, nil
+}
+
+// prepareFP8 runs an FP8 (E4M3) GEMM through cuBLASLt, which takes FP8
+// operands only in its "TN" layout: in row-major terms, B must be given
+// transposed (N×K, TransB set) and A not. C is bf16.
+func (c *Context) prepareFP8(g GEMM) (func() error, func(), error) {
+	switch {
+	case g.TransA || !g.TransB:
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs B given transposed (N×K, TransB) and A as is", g.opName())
+	case g.M%16 != 0 || g.N%16 != 0 || g.K%16 != 0:
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs M, N and K multiples of 16", g.opName())
+	case g.OutType != BF16:
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 products here write bf16 (OutType BF16)", g.opName())
+	case g.Batch > 1:
+		return nil, nil, fmt.Errorf("gpu: %s: no batched FP8 products", g.opName())
+	}
+	if c.info.Major*10+c.info.Minor < 89 {
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs compute capability 8.9 or newer; this GPU has %d.%d", g.opName(), c.info.Major, c.info.Minor)
+	}
+	lt, err := c.cublasLt()
+	if err != nil {
+		return nil, nil, err
+	}
+	api := lt.api
+	var blas cublasAPI
+	var desc, la, lb, lc uintptr
+	var cleanups []func()
+	done := func() {
+		for _, f := range cleanups {
+			f()
+		}
+	}
+	fail := func(err error) (func() error, func(), error) { done(); return nil, nil, err }
+	if err := blas.check(api.cublasLtMatmulDescCreate(&desc, int32(Compute32F), dtypes[FP32].cuda), "cublasLtMatmulDescCreate", ""); err != nil {
+		return fail(err)
+	}
+	cleanups = append(cleanups, func() { api.cublasLtMatmulDescDestroy(desc) })
+	// Column-major, as cuBLASLt sees it: D (N×M) = op(Bᵀ as K×N)ᵀ · (A as K×M).
+	transT, transN := int32(1), int32(0)
+	var pin runtime.Pinner
+	pin.Pin(&transT)
+	pin.Pin(&transN)
+	defer pin.Unpin()
+	if err := blas.check(api.cublasLtMatmulDescSetAttribute(desc, ltDescTransA, unsafe.Pointer(&transT), 4), "cublasLtMatmulDescSetAttribute", "TRANSA"); err != nil {
+		return fail(err)
+	}
+	if err := blas.check(api.cublasLtMatmulDescSetAttribute(desc, ltDescTransB, unsafe.Pointer(&transN), 4), "cublasLtMatmulDescSetAttribute", "TRANSB"); err != nil {
+		return fail(err)
+	}
+	for _, l := range []struct {
+		out        *uintptr
+		dtype      DType
+		rows, cols int
+	}{{&la, FP8E4M3, g.K, g.N}, {&lb, FP8E4M3, g.K, g.M}, {&lc, BF16, g.N, g.M}} {
+		if err := blas.check(api.cublasLtMatrixLayoutCreate(l.out, dtypes[l.dtype].cuda, uint64(l.rows), uint64(l.cols), int64(l.rows)), "cublasLtMatrixLayoutCreate", ""); err != nil {
+			return fail(err)
+		}
+		p := *l.out
+		cleanups = append(cleanups, func() { api.cublasLtMatrixLayoutDestroy(p) })
+	}
+	s := &gemmScalars{}
+	s.v[0], s.v[1] = float32bits(g.Alpha), float32bits(g.Beta)
+	s.pinner.Pin(&s.v[0])
+	cleanups = append(cleanups, s.pinner.Unpin)
+	run := func() error {
+		return blas.check(api.cublasLtMatmul(lt.h, desc, s.alpha(), uint64(g.B), la, uint64(g.A), lb, s.beta(),
+			uint64(g.C), lc, uint64(g.C), lc, 0, lt.ws, ltWorkspace, c.stream), "cublasLtMatmul", g.opName())
+	}
+	return run, done, nil
+}
