@@ -123,7 +123,7 @@ func TestFloat8E4M3(t *testing.T) {
 		{1.0 / 64, 0x08, 1.0 / 64},   // smallest normal
 		{1.0625, 0x38, 1},            // tie between 1 and 1.125 rounds to even
 		{1.1875, 0x3a, 1.25},         // tie between 1.125 and 1.25 rounds to even
-		{15.5, 0x50, 16},             // rounds up into the next binade
+		{15.5, 0x58, 16},             // rounds up into the next binade
 		{3.3, 0x45, 3.25},
 	}
 	for _, tt := range tests {
