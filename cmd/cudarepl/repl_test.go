@@ -196,7 +196,7 @@ func TestCompleter(t *testing.T) {
 	}{
 		{"ope", []string{"n "}},
 		{"open vec", []string{"tor-add "}},
-		{"open ", []string{"hello-gpu ", "vector-add ", "matmul ", "batched-gemm "}},
+		{"open ", []string{"hello-gpu ", "vector-add ", "matmul ", "batched-gemm ", "precision "}},
 		{"show k", []string{"ernel "}},
 		{"help be", []string{"nch "}},
 		{"ru", []string{"n "}},

@@ -8,4 +8,5 @@ import (
 	_ "cudarepl/lessons/02-vector-add"
 	_ "cudarepl/lessons/05-matmul"
 	_ "cudarepl/lessons/06-batched-gemm"
+	_ "cudarepl/lessons/07-precision"
 )

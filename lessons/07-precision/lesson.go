@@ -1,0 +1,276 @@
+// Package precision is lesson 7: one matrix product in FP32, TF32, FP16,
+// BF16 and FP8, its throughput, its error and its memory.
+package precision
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed results
+var results embed.FS
+
+// format is one precision: how its operands are stored and multiplied.
+type format struct {
+	name    string
+	in, out gpu.DType
+	compute gpu.Compute
+	tol     float64
+	bits    string // sign/exponent/mantissa
+}
+
+var formats = []format{
+	{"fp32", gpu.FP32, gpu.FP32, gpu.Compute32F, 1e-5, "1/8/23"},
+	{"tf32", gpu.FP32, gpu.FP32, gpu.Compute32FFastTF32, 1e-2, "1/8/10 in the tensor cores"},
+	{"fp16", gpu.FP16, gpu.FP16, gpu.Compute32F, 1e-2, "1/5/10"},
+	{"bf16", gpu.BF16, gpu.BF16, gpu.Compute32F, 1e-2, "1/8/7"},
+	{"fp8 e4m3", gpu.FP8E4M3, gpu.BF16, gpu.Compute32F, 1e-1, "1/4/3"},
+}
+
+func formatOf(name string) (format, error) {
+	for _, f := range formats {
+		if f.name == name {
+			return f, nil
+		}
+	}
+	return format{}, fmt.Errorf("precision has no variant %q", name)
+}
+
+func init() {
+	lessons.Register(lessons.Def{
+		Number: 7, Slug: "precision", Markdown: markdown, Problem: problem(), Results: results,
+		Actions: map[string]lessons.Action{
+			"Five precisions": lessons.Run{F: memoryTable},
+			"Check":           lessons.CheckStep{},
+			"Throughput": lessons.Sweep{Title: "GEMM throughput by precision", XLabel: "matrix size (square, one side)",
+				Sizes: []lessons.Size{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}},
+			"Cost and benefit": lessons.Run{F: tradeoff},
+		},
+	})
+}
+
+func problem() *lessons.Problem {
+	p := &lessons.Problem{
+		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
+		CheckSizes: []lessons.Size{{1000, 1003, 517}, {1024, 1008, 528}},
+		Setup:      setup,
+		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+	}
+	for _, f := range formats {
+		im := lessons.Impl{Name: f.name, Summary: f.bits, Library: true}
+		if f.in == gpu.FP8E4M3 {
+			im.Summary += ", cuBLASLt"
+			im.Requires = func(s lessons.Size) error {
+				if s[0]%16 != 0 || s[1]%16 != 0 || s[2]%16 != 0 {
+					return fmt.Errorf("FP8 needs M, N and K multiples of 16, got %s", s)
+				}
+				return nil
+			}
+		}
+		p.Impls = append(p.Impls, im)
+	}
+	return p
+}
+
+// pcase holds the FP32 inputs and, once an impl asks, their encodings.
+type pcase struct {
+	env     *lessons.Env
+	m, n, k int
+	a, b    []float32 // A (M×K) and B (K×N), the unrounded inputs
+	ref     []float64 // the float64 product at sample (nil: every element)
+	sample  []int
+	dev     map[string][2]gpu.DevicePtr // by input type: A and B as uploaded
+	dc      gpu.DevicePtr
+	last    format
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	c := &pcase{env: env, m: s[0], n: s[1], k: s[2], dev: map[string][2]gpu.DevicePtr{}}
+	c.a, c.b = make([]float32, c.m*c.k), make([]float32, c.k*c.n)
+	for i := range c.a {
+		c.a[i] = rand.Float32()*2 - 1
+	}
+	for i := range c.b {
+		c.b[i] = rand.Float32()*2 - 1
+	}
+	c.sample = lessons.MatmulSample(c.m, c.n, c.k)
+	var err error
+	if c.dc, err = env.Dev.Alloc(int64(4 * c.m * c.n)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// upload puts A and B on the GPU in type t, once: FP8 wants B transposed.
+func (c *pcase) upload(t gpu.DType) ([2]gpu.DevicePtr, error) {
+	if p, ok := c.dev[t.String()]; ok {
+		return p, nil
+	}
+	var p [2]gpu.DevicePtr
+	b := c.b
+	if t == gpu.FP8E4M3 {
+		b = make([]float32, len(c.b))
+		for i := 0; i < c.k; i++ {
+			for j := 0; j < c.n; j++ {
+				b[j*c.k+i] = c.b[i*c.n+j]
+			}
+		}
+	}
+	for i, v := range [][]float32{c.a, b} {
+		var err error
+		switch t {
+		case gpu.FP32:
+			p[i], err = gpu.Upload(c.env.Dev, v)
+		case gpu.FP16, gpu.BF16:
+			h := make([]uint16, len(v))
+			for j, x := range v {
+				if t == gpu.FP16 {
+					h[j] = gpu.Float16Bits(x)
+				} else {
+					h[j] = gpu.BFloat16Bits(x)
+				}
+			}
+			p[i], err = gpu.Upload(c.env.Dev, h)
+		case gpu.FP8E4M3:
+			q := make([]uint8, len(v))
+			for j, x := range v {
+				q[j] = gpu.Float8E4M3Bits(x)
+			}
+			p[i], err = gpu.Upload(c.env.Dev, q)
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	c.dev[t.String()] = p
+	return p, nil
+}
+
+func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
+	f, err := formatOf(impl.Name)
+	if err != nil {
+		return nil, err
+	}
+	ab, err := c.upload(f.in)
+	if err != nil {
+		return nil, err
+	}
+	c.last = f
+	return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: ab[0], B: ab[1], C: c.dc, Alpha: 1,
+		Type: f.in, OutType: f.out, Compute: f.compute, TransB: f.in == gpu.FP8E4M3}}, nil
+}
+
+// Poison fills C with NaN in the output's own format.
+func (c *pcase) Poison() error {
+	v := uint32(0x7fc0dead)
+	if c.last.out.Size() == 2 {
+		v = 0x7fc07fc0 // NaN in fp16 and in bf16
+	}
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: v, Count: int64(c.m * c.n)})
+}
+
+// Check compares C with the float64 product of the unrounded inputs, as a
+// whole: the error the precision costs.
+func (c *pcase) Check() (lessons.CheckStats, error) {
+	got := make([]float32, c.m*c.n)
+	switch c.last.out {
+	case gpu.FP32:
+		v, err := gpu.Download[float32](c.env.Dev, c.dc, c.m*c.n)
+		if err != nil {
+			return lessons.CheckStats{}, err
+		}
+		got = v
+	default:
+		h, err := gpu.Download[uint16](c.env.Dev, c.dc, c.m*c.n)
+		if err != nil {
+			return lessons.CheckStats{}, err
+		}
+		for i, x := range h {
+			if c.last.out == gpu.FP16 {
+				got[i] = gpu.Float16From(x)
+			} else {
+				got[i] = gpu.BFloat16From(x)
+			}
+		}
+	}
+	a, b := make([]float64, len(c.a)), make([]float64, len(c.b))
+	for i, x := range c.a {
+		a[i] = float64(x)
+	}
+	for i, x := range c.b {
+		b[i] = float64(x)
+	}
+	return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, c.last.tol, true)
+}
+
+func (c *pcase) Footprint() int64 {
+	return int64(4*(c.m*c.k+c.k*c.n+c.m*c.n) + 2*(c.m*c.k+c.k*c.n)*3)
+}
+
+func (c *pcase) Free() {
+	for _, p := range c.dev {
+		c.env.Dev.Free(p[0])
+		c.env.Dev.Free(p[1])
+	}
+	c.env.Dev.Free(c.dc)
+}
+
+// memoryTable prints what one 4096×4096 operand takes in each format.
+func memoryTable(env *lessons.Env, l *lessons.Lesson, step string) error {
+	t := &lessons.Table{Headers: []string{"precision", "bits (sign/exp/mantissa)", "bytes per element", "4096² operand (MiB)", "largest value"},
+		Right: []bool{false, false, true, true, true}}
+	largest := map[gpu.DType]string{gpu.FP32: "3.4e38", gpu.FP16: "65504", gpu.BF16: "3.4e38", gpu.FP8E4M3: "448"}
+	for _, f := range formats {
+		t.Rows = append(t.Rows, []string{f.name, f.bits, fmt.Sprint(f.in.Size()),
+			fmt.Sprintf("%.0f", float64(4096*4096*f.in.Size())/(1<<20)), largest[f.in]})
+	}
+	env.PrintTable(t)
+	return nil
+}
+
+// tradeoff sets throughput at 4096³ beside error, from this session's
+// results or the recorded ones.
+func tradeoff(env *lessons.Env, l *lessons.Lesson, step string) error {
+	pick := func(step, kind string) []lessons.Result {
+		if rs := env.Results.Filter(step, kind); len(rs) > 0 {
+			return rs
+		}
+		return l.Recorded().Filter(step, kind)
+	}
+	bench, checks := pick("Throughput", "bench"), pick("Check", "check")
+	rate, errs := map[string]float64{}, map[string]float64{}
+	for _, r := range bench {
+		if r.Dims[0] == 4096 {
+			rate[r.Variant] = r.Throughput
+		}
+	}
+	for _, r := range checks {
+		if r.Passed && r.MaxRelErr > errs[r.Variant] {
+			errs[r.Variant] = r.MaxRelErr
+		}
+	}
+	if len(rate) == 0 {
+		fmt.Fprintln(env.Out, "Nothing measured yet: run 'bench' first.")
+		return nil
+	}
+	t := &lessons.Table{Headers: []string{"precision", "TFLOP/s at 4096³", "× fp32", "‖out − ref‖/‖ref‖", "correct digits"},
+		Right: []bool{false, true, true, true, true}, Notes: []string{lessons.ResultSet{Results: bench}.Source()}}
+	for _, f := range formats {
+		r, e := rate[f.name], errs[f.name]
+		digits := "—"
+		if e > 0 {
+			digits = fmt.Sprintf("%.1f", -math.Log10(e))
+		}
+		t.Rows = append(t.Rows, []string{f.name, fmt.Sprintf("%.1f", r), fmt.Sprintf("%.1f", r/rate["fp32"]), fmt.Sprintf("%.1e", e), digits})
+	}
+	env.PrintTable(t)
+	return nil
+}
