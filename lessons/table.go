@@ -114,7 +114,7 @@ func benchTable(rs []Result) *Table {
 		}
 	}
 	if over > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement at one size; clocks and sizes move it by a few per cent.", over, 100*(worst-1)))
+		t.Notes = append(t.Notes, fmt.Sprintf("note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement, in one precision at one size: clocks and sizes move it by a few per cent, and a faster precision passes it.", over, 100*(worst-1)))
 	}
 	return t
 }
