@@ -10,6 +10,10 @@
 //     measured ceilings (copy bandwidth, GEMM throughput)
 //  2. vector-add: grid, block and thread; the bounds check; three versions
 //     and a block-size sweep against the copy ceiling; an exercise
+//  5. matmul: the fp32 ladder from naive to double buffering, then tensor
+//     cores in PTX, each against cuBLAS; an exercise
+//  6. batched-gemm: forty small products as forty launches or one
+//  7. precision: FP32, TF32, FP16, BF16 and FP8 (cuBLASLt) side by side
 //
 // A step's action is one of ShowKernel, CheckStep, Sweep, ExerciseStep or
 // Run. Actions run in an Env: live on a GPU, or in replay, where checks and
