@@ -206,3 +206,13 @@ func (e *Env) figure(f plots.Figure) error {
 	}
 	return plots.Terminal(e.Out, f, e.width())
 }
+
+// FreeAll frees the device memory at ptrs, skipping zeros: what a Case's
+// Free does with a case that Setup may have left half made.
+func (e *Env) FreeAll(ptrs ...gpu.DevicePtr) {
+	for _, p := range ptrs {
+		if p != 0 {
+			e.Dev.Free(p)
+		}
+	}
+}

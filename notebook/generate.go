@@ -98,6 +98,11 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 				strings.TrimRight(l.Exercise.Starter, "\n"), l.Slug))
 		}
 	}
+	return encode(nb)
+}
+
+// encode writes nb as Jupyter does: one-space indents, HTML left as is.
+func encode(nb ipynb) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", " ")

@@ -40,14 +40,7 @@ func Run(data []byte, env *lessons.Env) ([]byte, error) {
 		c.ExecutionCount = &n
 		c.Outputs = runCell(strings.Join(c.Source, ""), env)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", " ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(nb); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return encode(nb)
 }
 
 // recorder collects a cell's outputs in the order they happen.

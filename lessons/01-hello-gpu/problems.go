@@ -217,9 +217,5 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 func (c *gemmCase) Footprint() int64 { return int64(4*(c.m*c.k+c.k*c.n+c.m*c.n) + 2*(c.m*c.k+c.k*c.n)) }
 
 func (c *gemmCase) Free() {
-	for _, p := range []gpu.DevicePtr{c.a32, c.b32, c.a16, c.b16, c.c} {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.a32, c.b32, c.a16, c.b16, c.c)
 }

@@ -88,9 +88,5 @@ func (c *whereCase) Check() (lessons.CheckStats, error) {
 func (c *whereCase) Footprint() int64 { return int64(12 * (c.n + whereGuard)) }
 
 func (c *whereCase) Free() {
-	for _, p := range c.out {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.out[:]...)
 }

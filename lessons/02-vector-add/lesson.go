@@ -168,9 +168,5 @@ func (e *PastTheEndError) Error() string {
 func (c *vcase) Footprint() int64 { return int64(4 * (3*c.n + guardElems)) }
 
 func (c *vcase) Free() {
-	for _, p := range []gpu.DevicePtr{c.a, c.b, c.c} {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.a, c.b, c.c)
 }

@@ -85,11 +85,7 @@ func (c *mcase) Check() (lessons.CheckStats, error) {
 func (c *mcase) Footprint() int64 { return int64(4 * (c.m*c.k + c.k*c.n + c.m*c.n)) }
 
 func (c *mcase) Free() {
-	for _, p := range []gpu.DevicePtr{c.da, c.db, c.dc} {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.da, c.db, c.dc)
 }
 
 // traffic prints the predicted global-memory bytes per output of each

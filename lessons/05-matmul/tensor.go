@@ -113,9 +113,5 @@ func (c *hcase) Check() (lessons.CheckStats, error) {
 func (c *hcase) Footprint() int64 { return int64(2 * (c.m*c.k + c.k*c.n + c.m*c.n)) }
 
 func (c *hcase) Free() {
-	for _, p := range []gpu.DevicePtr{c.da, c.db, c.dc} {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.da, c.db, c.dc)
 }

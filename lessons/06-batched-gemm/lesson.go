@@ -162,11 +162,7 @@ func (c *bcase) Check() (lessons.CheckStats, error) {
 func (c *bcase) Footprint() int64 { return int64(4 * c.batch * (c.m*c.k + c.k*c.n + c.m*c.n)) }
 
 func (c *bcase) Free() {
-	for _, p := range []gpu.DevicePtr{c.da, c.db, c.dc} {
-		if p != 0 {
-			c.env.Dev.Free(p)
-		}
-	}
+	c.env.FreeAll(c.da, c.db, c.dc)
 }
 
 // launchTable compares the four ways at a batch of 40: launches, time, and
