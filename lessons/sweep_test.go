@@ -67,3 +67,48 @@ func TestSweepStopsOnCancel(t *testing.T) {
 		t.Errorf("first result: %.3g GB/s, ceiling %.3g", r.Throughput, r.Ceiling)
 	}
 }
+
+// TestCheckRefusesShapes: an impl that cannot run a size is reported as
+// refused, with its reason, and does not fail the check.
+func TestCheckRefusesShapes(t *testing.T) {
+	var out bytes.Buffer
+	env := &Env{Dev: &fakeDev{}, Out: &out}
+	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
+		CheckSizes: []Size{{3}, {4}},
+		Impls: []Impl{{Name: "lib", Library: true, Requires: func(s Size) error {
+			if s[0]%4 != 0 {
+				return errors.New("needs a multiple of 4")
+			}
+			return nil
+		}}},
+		Setup: func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Work:  func(s Size) float64 { return float64(s[0]) }}
+	l := &Lesson{Slug: "fake", Problem: p}
+	if err := (CheckStep{}).Do(env, l, "Check"); err != nil {
+		t.Fatalf("Do = %v, want nil (a refusal is not a failure)", err)
+	}
+	ok4 := false
+	for _, line := range strings.Split(out.String(), "\n") {
+		ok4 = ok4 || strings.HasPrefix(line, "lib      n=4") && strings.HasSuffix(line, "  ok")
+	}
+	if !strings.Contains(out.String(), "n=3          0.0e+00      0e+00  refused: needs a multiple of 4") || !ok4 {
+		t.Errorf("check table:\n%s", out.String())
+	}
+}
+
+func TestLadderBars(t *testing.T) {
+	p := &Problem{Name: "mm", Impls: []Impl{{Name: "v1"}, {Name: "v2"}, {Name: "lib", Library: true}}}
+	rs := []Result{
+		{Variant: "v2", Dims: []int{4096}, Throughput: 30, Unit: "TFLOP/s", GPU: "G", Mode: "live", Date: "d"},
+		{Variant: "v1", Dims: []int{4096}, Throughput: 5, Unit: "TFLOP/s"},
+		{Variant: "v1", Dims: []int{256}, Throughput: 1, Unit: "TFLOP/s"},
+		{Variant: "lib", Dims: []int{4096}, Throughput: 50, Unit: "TFLOP/s"},
+	}
+	b, ok := LadderBars(p, rs)
+	if !ok || strings.Join(b.Groups, ",") != "v1,v2" || b.Series[0].Values[0] != 10 || b.Series[0].Values[1] != 60 {
+		t.Errorf("LadderBars = %+v, %v; want v1 10%%, v2 60%% in ladder order", b, ok)
+	}
+	if _, ok := LadderBars(p, rs[:3]); ok {
+		t.Error("LadderBars without a library result claims to have bars")
+	}
+}
