@@ -240,8 +240,14 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 		}
 	}
 	p := w.p
-	if err := p.enc.Encode(c); err == nil {
+	err := p.enc.Encode(c)
+	if err == nil {
 		err = p.bw.Flush()
+	}
+	if err != nil {
+		// The worker is gone, or the call cannot be encoded; either way the
+		// stream is unusable, so start afresh rather than wait for a reply.
+		return reply{}, w.failed(op, "could not be sent to the worker ("+err.Error()+")", nil)
 	}
 	timer := time.NewTimer(w.opts.Timeout)
 	defer timer.Stop()

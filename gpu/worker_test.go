@@ -215,3 +215,23 @@ func TestParseModuleVersion(t *testing.T) {
 		}
 	}
 }
+
+// unencodable is an Op that gob cannot send: its field is a channel.
+type unencodable struct{ C chan int }
+
+func (unencodable) opName() string { return "unencodable" }
+
+// TestWorkerSendFailure: a call that cannot be sent fails at once with a
+// clear error, instead of waiting out the time limit.
+func TestWorkerSendFailure(t *testing.T) {
+	w := openFake(t, 5*time.Second)
+	start := time.Now()
+	err := w.Run(unencodable{C: make(chan int)})
+	if err == nil || !strings.Contains(err.Error(), "could not be sent to the worker") {
+		t.Fatalf("Run(unencodable) = %v, want a send error", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the send error took %v; it should not wait for the time limit", d)
+	}
+	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 3)
+}

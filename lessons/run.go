@@ -82,14 +82,15 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
 	}
 	defer c.Free()
+	ops, err := c.Ops(p.launchAs(impl), k, block)
+	if err != nil {
+		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+	}
+	// After Ops: a case may upload an impl's operands only when asked for them.
 	if free1, _, err := env.Dev.MemInfo(); err == nil && free0 > free1 {
 		r.PeakMem = free0 - free1
 	} else {
 		r.PeakMem = c.Footprint()
-	}
-	ops, err := c.Ops(p.launchAs(impl), k, block)
-	if err != nil {
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
 	}
 	check := func(when string) error {
 		if err := c.Poison(); err != nil {
