@@ -21,7 +21,7 @@ var results embed.FS
 
 func init() {
 	p, tc := problem(), tensorProblem()
-	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}}
+	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
 		Exercise: &lessons.Exercise{
