@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"cudarepl/gpu"
+	"cudarepl/kernels"
 )
 
 // Size is a problem size: {n} for vectors, {m, n, k} for matrix products.
@@ -114,3 +115,25 @@ func (p *Problem) units(perSecond float64) float64 {
 	}
 	return perSecond / 1e9
 }
+
+// LadderImpls returns the versions of an embedded kernel file as impls, in
+// ladder order, each named after its kernel and summed up by its // vN:
+// line. It panics on a malformed file, which package kernels' tests catch.
+func LadderImpls(file string) []Impl {
+	src, err := kernels.Source(file)
+	if err != nil {
+		panic(err)
+	}
+	vs, err := kernels.Ladder(src)
+	if err != nil {
+		panic(err)
+	}
+	impls := make([]Impl, len(vs))
+	for i, v := range vs {
+		impls[i] = Impl{Name: v.Name, Summary: v.Summary}
+	}
+	return impls
+}
+
+// MatmulFLOPs is the work of an M×N×K matrix product: 2·M·N·K.
+func MatmulFLOPs(s Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) }

@@ -6,6 +6,17 @@ import "math/rand/v2"
 // multiply-adds, a random sample of C's elements is checked instead.
 const FullCheckMACs = 6e8
 
+// RandomMatrix returns n fresh random values in [-1, 1) as float32 for the
+// GPU, and the same values as float64 for the CPU reference.
+func RandomMatrix(n int) ([]float32, []float64) {
+	v, ref := make([]float32, n), make([]float64, n)
+	for i := range v {
+		v[i] = rand.Float32()*2 - 1
+		ref[i] = float64(v[i])
+	}
+	return v, ref
+}
+
 // MatmulSample picks the elements of an m×n product to check: all of them
 // when the product is small enough to recompute on the CPU (nil), else 2048
 // at random plus the first and the last.

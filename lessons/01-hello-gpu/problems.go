@@ -108,7 +108,7 @@ func gemmProblem() *lessons.Problem {
 			{Name: "cuBLAS fp16", Summary: "fp16 data on tensor cores, fp32 accumulation", Library: true},
 		},
 		Setup: setupGEMM,
-		Work:  func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+		Work:  lessons.MatmulFLOPs,
 	}
 }
 

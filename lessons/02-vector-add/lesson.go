@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -53,14 +52,7 @@ func problem() *lessons.Problem {
 		Setup:      setup,
 		Work:       func(s lessons.Size) float64 { return 12 * float64(s[0]) },
 	}
-	src, _ := kernels.Source("vector_add.cu")
-	vs, err := kernels.Ladder(src)
-	if err != nil {
-		panic(err) // the embedded file is checked by package kernels' tests
-	}
-	for _, v := range vs {
-		p.Impls = append(p.Impls, lessons.Impl{Name: v.Name, Summary: v.Summary})
-	}
+	p.Impls = lessons.LadderImpls("vector_add.cu")
 	return p
 }
 

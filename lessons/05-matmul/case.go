@@ -2,7 +2,6 @@ package matmul
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -22,16 +21,10 @@ type mcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	m, n, k := s[0], s[1], s[2]
-	c := &mcase{env: env, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: lessons.MatmulSample(m, n, k)}
-	a32, b32 := make([]float32, m*k), make([]float32, k*n)
-	for i := range a32 {
-		a32[i] = rand.Float32()*2 - 1
-		c.a[i] = float64(a32[i])
-	}
-	for i := range b32 {
-		b32[i] = rand.Float32()*2 - 1
-		c.b[i] = float64(b32[i])
-	}
+	c := &mcase{env: env, m: m, n: n, k: k, sample: lessons.MatmulSample(m, n, k)}
+	a32, a := lessons.RandomMatrix(m * k)
+	b32, b := lessons.RandomMatrix(k * n)
+	c.a, c.b = a, b
 	var err error
 	if c.da, err = gpu.Upload(env.Dev, a32); err != nil {
 		return nil, err

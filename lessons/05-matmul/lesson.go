@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -61,27 +60,28 @@ func problem() *lessons.Problem {
 		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
 		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1004, 516}},
 		Setup:      setup,
-		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+		Work:       lessons.MatmulFLOPs,
 	}
-	src, _ := kernels.Source("matmul.cu")
-	vs, err := kernels.Ladder(src)
-	if err != nil {
-		panic(err) // the embedded file is checked by package kernels' tests
-	}
-	for _, v := range vs {
-		im := lessons.Impl{Name: v.Name, Summary: v.Summary, Block: threads(v.Name)}
-		if v.Name == "matmul_v6" || v.Name == "matmul_v7" {
-			im.Requires = func(s lessons.Size) error {
-				if s[1]%4 != 0 || s[2]%4 != 0 {
-					return fmt.Errorf("needs K and N multiples of 4 (float4 rows), got N=%d, K=%d", s[1], s[2])
-				}
-				return nil
-			}
+	for _, im := range lessons.LadderImpls("matmul.cu") {
+		im.Block = threads(im.Name)
+		if im.Name == "matmul_v6" || im.Name == "matmul_v7" {
+			im.Requires = multiplesOf(4, "float4 rows")
 		}
 		p.Impls = append(p.Impls, im)
 	}
 	p.Impls = append(p.Impls, lessons.Impl{Name: "cuBLAS", Summary: "cublasSgemm, fp32", Library: true})
 	return p
+}
+
+// multiplesOf refuses sizes whose K or N is not a multiple of q, which a
+// version needs for the reason why.
+func multiplesOf(q int, why string) func(lessons.Size) error {
+	return func(s lessons.Size) error {
+		if s[1]%q != 0 || s[2]%q != 0 {
+			return fmt.Errorf("needs K and N multiples of %d (%s), got N=%d, K=%d", q, why, s[1], s[2])
+		}
+		return nil
+	}
 }
 
 // threads is each version's block size.

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -17,22 +16,12 @@ func tensorProblem() *lessons.Problem {
 		Kernels:    "matmul_tc.cu",
 		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1000, 520}},
 		Setup:      setupHalf,
-		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+		Work:       lessons.MatmulFLOPs,
 	}
-	src, _ := kernels.Source(p.Kernels)
-	vs, err := kernels.Ladder(src)
-	if err != nil {
-		panic(err) // the embedded file is checked by package kernels' tests
-	}
-	for _, v := range vs {
-		im := lessons.Impl{Name: v.Name, Summary: v.Summary, Block: 256}
-		if v.Name == "matmul_tc_v2" {
-			im.Requires = func(s lessons.Size) error {
-				if s[1]%8 != 0 || s[2]%8 != 0 {
-					return fmt.Errorf("needs K and N multiples of 8 (16-byte copies), got N=%d, K=%d", s[1], s[2])
-				}
-				return nil
-			}
+	for _, im := range lessons.LadderImpls(p.Kernels) {
+		im.Block = 256
+		if im.Name == "matmul_tc_v2" {
+			im.Requires = multiplesOf(8, "16-byte copies")
 		}
 		p.Impls = append(p.Impls, im)
 	}

@@ -52,7 +52,7 @@ func problem() *lessons.Problem {
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
 		},
 		Setup: setup,
-		Work:  func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) * float64(s[3]) },
+		Work:  func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
 		SizeLabel: func(s lessons.Size) string {
 			return fmt.Sprintf("%d × %s", s[0], lessons.Size(s[1:]))
 		},
@@ -71,16 +71,9 @@ type bcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	c := &bcase{env: env, batch: s[0], m: s[1], n: s[2], k: s[3]}
-	a32, b32 := make([]float32, c.batch*c.m*c.k), make([]float32, c.batch*c.k*c.n)
-	c.a, c.b = make([]float64, len(a32)), make([]float64, len(b32))
-	for i := range a32 {
-		a32[i] = rand.Float32()*2 - 1
-		c.a[i] = float64(a32[i])
-	}
-	for i := range b32 {
-		b32[i] = rand.Float32()*2 - 1
-		c.b[i] = float64(b32[i])
-	}
+	a32, a := lessons.RandomMatrix(c.batch * c.m * c.k)
+	b32, b := lessons.RandomMatrix(c.batch * c.k * c.n)
+	c.a, c.b = a, b
 	// The whole batch must stay cheap to check: past the budget, sample.
 	total := float64(c.batch) * float64(c.m) * float64(c.n) * float64(c.k)
 	for range c.batch {

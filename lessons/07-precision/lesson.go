@@ -6,7 +6,6 @@ import (
 	"embed"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -62,7 +61,7 @@ func problem() *lessons.Problem {
 		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
 		CheckSizes: []lessons.Size{{1000, 1003, 517}, {1024, 1008, 528}},
 		Setup:      setup,
-		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) },
+		Work:       lessons.MatmulFLOPs,
 	}
 	for _, f := range formats {
 		im := lessons.Impl{Name: f.name, Summary: f.bits, Library: true}
@@ -85,7 +84,8 @@ type pcase struct {
 	env     *lessons.Env
 	m, n, k int
 	a, b    []float32 // A (M×K) and B (K×N), the unrounded inputs
-	ref     []float64 // the float64 product at sample (nil: every element)
+	a64     []float64 // the same as float64, for the reference
+	b64     []float64
 	sample  []int
 	dev     map[string][2]gpu.DevicePtr // by input type: A and B as uploaded
 	dc      gpu.DevicePtr
@@ -94,13 +94,8 @@ type pcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	c := &pcase{env: env, m: s[0], n: s[1], k: s[2], dev: map[string][2]gpu.DevicePtr{}}
-	c.a, c.b = make([]float32, c.m*c.k), make([]float32, c.k*c.n)
-	for i := range c.a {
-		c.a[i] = rand.Float32()*2 - 1
-	}
-	for i := range c.b {
-		c.b[i] = rand.Float32()*2 - 1
-	}
+	c.a, c.a64 = lessons.RandomMatrix(c.m * c.k)
+	c.b, c.b64 = lessons.RandomMatrix(c.k * c.n)
 	c.sample = lessons.MatmulSample(c.m, c.n, c.k)
 	var err error
 	if c.dc, err = env.Dev.Alloc(int64(4 * c.m * c.n)); err != nil {
@@ -201,14 +196,7 @@ func (c *pcase) Check() (lessons.CheckStats, error) {
 			}
 		}
 	}
-	a, b := make([]float64, len(c.a)), make([]float64, len(c.b))
-	for i, x := range c.a {
-		a[i] = float64(x)
-	}
-	for i, x := range c.b {
-		b[i] = float64(x)
-	}
-	return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, c.last.tol, true)
+	return lessons.MatmulCheck(got, c.a64, c.b64, c.m, c.n, c.k, c.sample, c.last.tol, true)
 }
 
 func (c *pcase) Footprint() int64 {
