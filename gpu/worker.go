@@ -270,14 +270,13 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 			}
 			return r, err
 		case <-timer.C:
-			p.kill()
 			return reply{}, w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
 		}
 	}
 }
 
-// failed restarts the worker after op failed and returns the error to give
-// the caller; with w.mu held.
+// failed kills the worker that op broke, starts a fresh one and returns the
+// error to give the caller; with w.mu held.
 func (w *Worker) failed(op, cause string, err error) error {
 	w.p.kill()
 	if err != nil {
