@@ -53,11 +53,13 @@ const (
 	ArgFloat32
 	ArgFloat64
 	ArgPtr
+	ArgTensorMap // a CUtensorMap (128 bytes), see TensorMap
 )
 
 var argKindNames = map[ArgKind]string{
 	ArgInt32: "int", ArgUint32: "unsigned", ArgInt64: "long long",
 	ArgFloat32: "float", ArgFloat64: "double", ArgPtr: "pointer",
+	ArgTensorMap: "CUtensorMap",
 }
 
 func (k ArgKind) String() string {
@@ -72,6 +74,8 @@ func (k ArgKind) Size() int {
 	switch k {
 	case ArgInt32, ArgUint32, ArgFloat32:
 		return 4
+	case ArgTensorMap:
+		return tensorMapBytes
 	}
 	return 8
 }
@@ -81,25 +85,26 @@ func (k ArgKind) Size() int {
 type Arg struct {
 	Kind ArgKind
 	Bits uint64
+	Map  *TensorMap // for ArgTensorMap, encoded by the driver at launch
 }
 
 // Int32 is a C int argument.
-func Int32(v int32) Arg { return Arg{ArgInt32, uint64(uint32(v))} }
+func Int32(v int32) Arg { return Arg{Kind: ArgInt32, Bits: uint64(uint32(v))} }
 
 // Uint32 is a C unsigned int argument.
-func Uint32(v uint32) Arg { return Arg{ArgUint32, uint64(v)} }
+func Uint32(v uint32) Arg { return Arg{Kind: ArgUint32, Bits: uint64(v)} }
 
 // Int64 is a C long long argument.
-func Int64(v int64) Arg { return Arg{ArgInt64, uint64(v)} }
+func Int64(v int64) Arg { return Arg{Kind: ArgInt64, Bits: uint64(v)} }
 
 // Float32 is a C float argument.
-func Float32(v float32) Arg { return Arg{ArgFloat32, uint64(math.Float32bits(v))} }
+func Float32(v float32) Arg { return Arg{Kind: ArgFloat32, Bits: uint64(math.Float32bits(v))} }
 
 // Float64 is a C double argument.
-func Float64(v float64) Arg { return Arg{ArgFloat64, math.Float64bits(v)} }
+func Float64(v float64) Arg { return Arg{Kind: ArgFloat64, Bits: math.Float64bits(v)} }
 
 // Ptr is a device pointer argument.
-func Ptr(p DevicePtr) Arg { return Arg{ArgPtr, uint64(p)} }
+func Ptr(p DevicePtr) Arg { return Arg{Kind: ArgPtr, Bits: uint64(p)} }
 
 func (a Arg) String() string {
 	switch a.Kind {
@@ -115,6 +120,10 @@ func (a Arg) String() string {
 		return fmt.Sprint(math.Float64frombits(a.Bits))
 	case ArgPtr:
 		return fmt.Sprintf("%#x", a.Bits)
+	case ArgTensorMap:
+		if a.Map != nil {
+			return a.Map.String()
+		}
 	}
 	return fmt.Sprintf("Arg(%d, %#x)", a.Kind, a.Bits)
 }
@@ -124,23 +133,39 @@ func (a Arg) String() string {
 // are pinned until release, so the driver may read them during a launch.
 type params struct {
 	vals   []uint64
+	maps   []*[tensorMapBytes / 8]uint64 // one per ArgTensorMap, nil elsewhere
 	ptrs   []uintptr
 	pinner runtime.Pinner
 }
 
-// packArgs builds the parameter array for args. Call release when no launch
-// that uses it can still be reading it.
-func packArgs(args []Arg) (*params, error) {
-	p := &params{vals: make([]uint64, len(args)+1), ptrs: make([]uintptr, len(args)+1)}
+// packArgs builds the parameter array for args; d encodes tensor maps. Call
+// release when no launch that uses it can still be reading it.
+func packArgs(d *driverAPI, args []Arg) (*params, error) {
+	p := &params{vals: make([]uint64, len(args)+1), maps: make([]*[tensorMapBytes / 8]uint64, len(args)), ptrs: make([]uintptr, len(args)+1)}
 	for i, a := range args {
 		if _, ok := argKindNames[a.Kind]; !ok {
 			return nil, fmt.Errorf("gpu: argument %d has no type (use gpu.Int32, gpu.Float32, gpu.Ptr, …)", i)
 		}
 		p.vals[i] = a.Bits
+		if a.Kind == ArgTensorMap {
+			if a.Map == nil {
+				return nil, fmt.Errorf("gpu: argument %d is a tensor map with no TensorMap (use gpu.TMap)", i)
+			}
+			// A 128-byte allocation sits on a 128-byte boundary, as CUtensorMap's 64-byte alignment needs.
+			p.maps[i] = new([tensorMapBytes / 8]uint64)
+			if err := d.encodeTensorMap(p.maps[i], *a.Map); err != nil {
+				return nil, fmt.Errorf("gpu: argument %d: %w", i, err)
+			}
+		}
 	}
 	p.pinner.Pin(&p.vals[0])
 	p.pinner.Pin(&p.ptrs[0])
 	for i := range args {
+		if p.maps[i] != nil {
+			p.pinner.Pin(p.maps[i])
+			p.ptrs[i] = uintptr(unsafe.Pointer(p.maps[i]))
+			continue
+		}
 		p.ptrs[i] = uintptr(unsafe.Pointer(&p.vals[i]))
 	}
 	return p, nil

@@ -10,7 +10,7 @@ import (
 
 func TestPackArgs(t *testing.T) {
 	args := []Arg{Int32(-3), Uint32(7), Int64(-1 << 40), Float32(1.5), Float64(-2.25), Ptr(0x7f0012345678)}
-	p, err := packArgs(args)
+	p, err := packArgs(nil, args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestPackArgs(t *testing.T) {
 			t.Errorf("arg %d: Size() = %d, want %d", i, args[i].Kind.Size(), len(tt.want))
 		}
 	}
-	if _, err := packArgs([]Arg{{}}); err == nil || !strings.Contains(err.Error(), "argument 0 has no type") {
+	if _, err := packArgs(nil, []Arg{{}}); err == nil || !strings.Contains(err.Error(), "argument 0 has no type") {
 		t.Errorf("packArgs(zero Arg) = %v, want a no-type error", err)
 	}
 }
@@ -142,5 +142,36 @@ func TestFloat8E4M3(t *testing.T) {
 		if got := Float8E4M3Bits(v); Float8E4M3From(got) != v {
 			t.Errorf("round trip of %#02x (%v) gave %#02x", b, v, got)
 		}
+	}
+}
+
+func TestTensorMapCheck(t *testing.T) {
+	ok := TensorMap{Base: 0x1000, Type: FP16, Rows: 1000, Cols: 520, BoxRows: 128, BoxCols: 64, Swizzle128: true}
+	if err := ok.check(); err != nil {
+		t.Fatalf("check(%v) = %v, want nil", ok, err)
+	}
+	for _, tc := range []struct {
+		edit func(*TensorMap)
+		want string
+	}{
+		{func(m *TensorMap) { m.Type = FP64 }, "element type"},
+		{func(m *TensorMap) { m.Base = 0x1008 }, "not 16-byte aligned"},
+		{func(m *TensorMap) { m.Rows = 0 }, "empty matrix"},
+		{func(m *TensorMap) { m.Cols = 517 }, "row of 1034 bytes"},
+		{func(m *TensorMap) { m.BoxRows = 257 }, "box sides"},
+		{func(m *TensorMap) { m.BoxCols = 4 }, "box row of 8 bytes"},
+		{func(m *TensorMap) { m.BoxCols = 128 }, "at most 128 bytes, not 256"},
+	} {
+		m := ok
+		tc.edit(&m)
+		if err := m.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("check(%v) = %v, want an error with %q", m, err, tc.want)
+		}
+	}
+	if _, err := packArgs(nil, []Arg{TMap(ok)}); err == nil || !strings.Contains(err.Error(), "cuTensorMapEncodeTiled") {
+		t.Errorf("packArgs(tensor map, no driver) = %v, want a no-TMA error", err)
+	}
+	if _, err := packArgs(nil, []Arg{{Kind: ArgTensorMap}}); err == nil || !strings.Contains(err.Error(), "no TensorMap") {
+		t.Errorf("packArgs(tensor map without map) = %v, want an error", err)
 	}
 }

@@ -259,7 +259,7 @@ func (c *Context) prepareLaunch(l Launch) (func() error, func(), error) {
 		}
 		c.maxDyn[f] = l.Shared
 	}
-	p, err := packArgs(l.Args)
+	p, err := packArgs(c.d, l.Args)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: launch %s: %w", l, err)
 	}

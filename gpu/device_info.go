@@ -34,6 +34,21 @@ type DeviceInfo struct {
 // Arch is the NVRTC architecture name of the device, e.g. "sm_90".
 func (d DeviceInfo) Arch() string { return fmt.Sprintf("sm_%d%d", d.Major, d.Minor) }
 
+// FeatureArch is the architecture to compile for so that kernels may use
+// this device's architecture-specific instructions: "sm_90a" on compute
+// capability 9.0 (Hopper's wgmma and setmaxnreg) where NVRTC is 12.0 or
+// newer, else Arch. Code for sm_90a runs on 9.0 devices only, which is why
+// it is not the default. Kernels test __CUDA_ARCH_FEAT_SM90_ALL to know.
+func (d DeviceInfo) FeatureArch(nvrtcVersion string) string {
+	var major int
+	if d.Major == 9 && d.Minor == 0 {
+		if _, err := fmt.Sscanf(nvrtcVersion, "%d.", &major); err == nil && major >= 12 {
+			return "sm_90a"
+		}
+	}
+	return d.Arch()
+}
+
 // PeakBandwidth is the theoretical DRAM bandwidth in bytes per second:
 // two transfers per memory clock (DDR) across the bus width. It is 0 where
 // the driver does not report the memory clock.

@@ -72,6 +72,10 @@ type driverAPI struct {
 	cuGraphLaunch        func(exec, s uintptr) cuResult
 	cuGraphExecDestroy   func(exec uintptr) cuResult
 	cuGraphDestroy       func(g uintptr) cuResult
+
+	// cuTensorMapEncodeTiled is nil on drivers older than CUDA 12.
+	cuTensorMapEncodeTiled func(tmap unsafe.Pointer, dtype int32, rank uint32, addr uint64, dims, strides *uint64,
+		box, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) cuResult
 }
 
 var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
@@ -127,7 +131,8 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 		"cuGraphLaunch":               &d.cuGraphLaunch,
 		"cuGraphExecDestroy":          &d.cuGraphExecDestroy,
 		"cuGraphDestroy":              &d.cuGraphDestroy,
-	})
+		"cuTensorMapEncodeTiled":      &d.cuTensorMapEncodeTiled,
+	}, "cuTensorMapEncodeTiled")
 	if err != nil {
 		return nil, err
 	}

@@ -25,38 +25,46 @@ static __device__ __forceinline__ void mma16816(float* d, const unsigned* a, con
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// v1: one warp per 16×8 tile of C, each thread gathering its share of the mma
-// operands straight from global memory: tensor cores do the math, but every
-// operand is fetched by every warp that needs it.
-extern "C" __global__ void matmul_tc_v1(const unsigned short* A, const unsigned short* B, unsigned short* C, int M, int N, int K) {
-    int lane = threadIdx.x % 32;
-    int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
-    int tilesN = (N + 7) / 8;
-    int m0 = (warp / tilesN) * 16, n0 = (warp % tilesN) * 8;
-    if (m0 >= M) return;
-    int g = lane / 4, t = lane % 4;  // the fragment layout of m16n8k16
-    // at reads an fp16 element, 0 outside the matrix.
-    auto at = [](const unsigned short* X, int r, int c, int rows, int cols) -> unsigned {
-        return (r < rows && c < cols) ? X[(size_t)r * cols + c] : 0u;
-    };
-    float d[4] = {0, 0, 0, 0};
+// v1: WMMA, the warp-wide matrix API: a warp stages a 16×16 tile of A and
+// one of B in shared memory (zeros outside the matrices) and multiplies them
+// with one wmma.mma, accumulating its 16×16 tile of C in fp32. Tensor cores
+// do the math; every warp still fetches every operand it uses itself.
+extern "C" __global__ void __launch_bounds__(128) matmul_tc_v1(const unsigned short* A, const unsigned short* B, unsigned short* C, int M, int N, int K) {
+    __shared__ __align__(32) unsigned short As[4][16 * 16], Bs[4][16 * 16];
+    __shared__ __align__(32) float Cs[4][16 * 16];
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+    int tile = blockIdx.x * 4 + w, tilesN = (N + 15) / 16;
+    int m0 = (tile / tilesN) * 16, n0 = (tile % tilesN) * 16;
+    if (m0 >= M) return;  // the whole warp leaves together
+    float d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k0 = 0; k0 < K; k0 += 16) {
-        unsigned a[4], b[2];
-        for (int i = 0; i < 4; i++) {  // a0: (g, 2t) a1: (g+8, 2t) a2: (g, 2t+8) a3: (g+8, 2t+8)
-            int r = m0 + g + 8 * (i % 2), c = k0 + 2 * t + 8 * (i / 2);
-            a[i] = at(A, r, c, M, K) | at(A, r, c + 1, M, K) << 16;
+        for (int i = lane; i < 256; i += 32) {  // row i/16, column i%16 of each tile
+            int r = i / 16, c = i % 16;
+            As[w][i] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0;
+            Bs[w][i] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0;
         }
-        for (int i = 0; i < 2; i++) {  // b0: k = 2t, 2t+1; b1: k = 2t+8, 2t+9; n = g
-            int r = k0 + 2 * t + 8 * i, c = n0 + g;
-            b[i] = at(B, r, c, K, N) | at(B, r + 1, c, K, N) << 16;
-        }
-        mma16816(d, a, b);
+        __syncwarp();
+        unsigned a[8], b[8];
+        asm volatile("wmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, [%8], 16;"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]), "=r"(a[4]), "=r"(a[5]), "=r"(a[6]), "=r"(a[7])
+                     : "r"(smem32(As[w])));
+        asm volatile("wmma.load.b.sync.aligned.row.m16n16k16.shared.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, [%8], 16;"
+                     : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3]), "=r"(b[4]), "=r"(b[5]), "=r"(b[6]), "=r"(b[7])
+                     : "r"(smem32(Bs[w])));
+        asm volatile("wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, "
+                     "{%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19,%20,%21,%22,%23}, {%0,%1,%2,%3,%4,%5,%6,%7};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(a[5]), "r"(a[6]), "r"(a[7]),
+                       "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(b[4]), "r"(b[5]), "r"(b[6]), "r"(b[7]));
+        __syncwarp();  // every lane is done with the tiles before they are refilled
     }
-    for (int h = 0; h < 2; h++) {  // d0,d1: row g; d2,d3: row g+8; columns 2t, 2t+1
-        int r = m0 + g + 8 * h, c = n0 + 2 * t;
-        unsigned v = pack2(d[2 * h], d[2 * h + 1]);
-        if (r < M && c < N) C[(size_t)r * N + c] = v & 0xffff;
-        if (r < M && c + 1 < N) C[(size_t)r * N + c + 1] = v >> 16;
+    asm volatile("wmma.store.d.sync.aligned.row.m16n16k16.shared.f32 [%0], {%1,%2,%3,%4,%5,%6,%7,%8}, 16;"
+                 ::"r"(smem32(Cs[w])), "f"(d[0]), "f"(d[1]), "f"(d[2]), "f"(d[3]), "f"(d[4]), "f"(d[5]), "f"(d[6]), "f"(d[7])
+                 : "memory");
+    __syncwarp();
+    for (int i = lane; i < 256; i += 32) {
+        int r = m0 + i / 16, c = n0 + i % 16;
+        if (r < M && c < N) C[(size_t)r * N + c] = pack2(Cs[w][i], 0) & 0xffff;
     }
 }
 
@@ -130,4 +138,186 @@ extern "C" __global__ void __launch_bounds__(256) matmul_tc_v2(const unsigned sh
                 if (r < M && c < N)  // N % 8 == 0: both halves are in
                     *reinterpret_cast<unsigned*>(&C[(size_t)r * N + c]) = pack2(d[mi][ni][2 * h], d[mi][ni][2 * h + 1]);
             }
+}
+
+// Hopper (sm_90a) only: the tensor memory accelerator (TMA) copies whole tiles
+// between global and shared memory on its own, and wgmma, a warpgroup-wide
+// (4 warps) asynchronous instruction, reads both operands straight from
+// shared memory. The tiles are stored 128-byte swizzled: the 16-byte chunk j
+// of row r sits at chunk j XOR (r mod 8), which TMA writes and wgmma reads
+// without bank conflicts. Shared-memory descriptors tell wgmma that layout.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// TensorMap is a CUtensorMap, built by the driver and passed by value.
+struct __align__(64) TensorMap { unsigned long long v[16]; };
+
+// desc128 describes a 128-byte-swizzled tile at shared address addr: lead and
+// stride are the byte distances between 8×8 core-matrix groups along the
+// operand's two dimensions.
+static __device__ __forceinline__ unsigned long long desc128(unsigned addr, unsigned lead, unsigned stride) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lead >> 4) << 16 |
+           (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
+}
+
+static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+
+// mbar_wait spins until the barrier's phase with this parity has completed.
+static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// tma_load copies the box at (col, row) of the tensor map into shared memory
+// at dst, and tells the barrier how many bytes landed.
+static __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int col, int row, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"(map), "r"(col), "r"(row), "r"(bar) : "memory");
+}
+
+#define WG_D128 \
+        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63," \
+        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79," \
+        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95," \
+        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111," \
+        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127" 
+
+#define WG_C128 \
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+
+// wgmma64x256 is d += a·b for a 64×16 tile of A (K-major) and a 16×256 tile
+// of B (N-major, hence the transpose flag), fp32 accumulate; T is f16 or bf16.
+#define WGMMA_64x256(T)                                                                          \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"                                    \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" WG_D128 "}, "       \
+                 "%128, %129, p, 1, 1, 0, 1; }"                                                  \
+                 : WG_C128 : "l"(da), "l"(db), "r"(1))
+
+template <bool BF16>
+static __device__ __forceinline__ void wgmma64x256(float* d, unsigned long long da, unsigned long long db) {
+    if constexpr (BF16) WGMMA_64x256("bf16");
+    else WGMMA_64x256("f16");
+}
+
+// pack2as rounds two floats to fp16 or bf16 and packs them, lo in the low half.
+template <bool BF16>
+static __device__ __forceinline__ unsigned pack2as(float lo, float hi) {
+    unsigned r;
+    if constexpr (BF16) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+// tc_v3 is matmul_tc_v3 for fp16 or bf16: see its comment.
+template <bool BF16>
+static __device__ __forceinline__ void tc_v3(const TensorMap& mapA, const TensorMap& mapB, unsigned short* C, int M, int N, int K) {
+    const int BM = 128, BN = 256, BK = 64, STAGES = 4;
+    const unsigned A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, B_CHUNK = BK * 64 * 2;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned base = (smem32(smem_raw) + 1023) & ~1023u;  // swizzled tiles start on 1024-byte boundaries
+    unsigned sA = base, sB = base + STAGES * A_BYTES;
+    unsigned full = sB + STAGES * B_BYTES, empty = full + 8 * STAGES;  // mbarriers, 8 bytes each
+    int tid = threadIdx.x, wg = tid / 128;
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    int tiles = (K + BK - 1) / BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(full + 8 * s, 1);      // the producer's arrive; TMA's bytes complete it
+            mbar_init(empty + 8 * s, 256);   // every consumer thread is done reading
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // producer: one thread keeps STAGES tiles in flight
+        if (tid == 0) {
+            for (int kt = 0; kt < tiles; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * s), "r"(A_BYTES + B_BYTES) : "memory");
+                tma_load(sA + s * A_BYTES, &mapA, kt * BK, row0, full + 8 * s);
+                for (int j = 0; j < BN / 64; j++)
+                    tma_load(sB + s * B_BYTES + j * B_CHUNK, &mapB, col0 + 64 * j, kt * BK, full + 8 * s);
+            }
+        }
+        return;
+    }
+
+    // consumers: warpgroup 1 computes rows 0–63 of the tile, warpgroup 2 rows 64–127.
+    float d[128];
+    for (int i = 0; i < 128; i++) d[i] = 0;
+    for (int kt = 0; kt < tiles; kt++) {
+        int s = kt % STAGES;
+        mbar_wait(full + 8 * s, (kt / STAGES) & 1);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        for (int kk = 0; kk < BK / 16; kk++) {
+            // A: 64 rows of 128 bytes from row 64·(wg−1); 16 more of K is 32 bytes on.
+            unsigned long long da = desc128(sA + s * A_BYTES + (wg - 1) * 64 * 128 + kk * 32, 16, 1024);
+            // B: 64-column chunks 8 KiB apart (lead, along N), 8-row groups 1 KiB apart
+            // (stride, along K); 16 more rows of K is 2 KiB on.
+            unsigned long long db = desc128(sB + s * B_BYTES + kk * 2048, B_CHUNK, 1024);
+            wgmma64x256<BF16>(d, da, db);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        mbar_arrive(empty + 8 * s);  // this stage may be refilled
+    }
+
+    // d holds, per 8 columns j, rows g and g+8 (g = lane/4) of this warp's 16, columns 2·(lane%4) and +1.
+    int t = tid % 128, lane = t % 32;
+    int r = row0 + (wg - 1) * 64 + (t / 32) * 16 + lane / 4;
+    for (int j = 0; j < BN / 8; j++) {
+        int c = col0 + 8 * j + 2 * (lane % 4);
+        if (c >= N) break;  // N % 8 == 0: both halves are in
+        if (r < M) *reinterpret_cast<unsigned*>(&C[(size_t)r * N + c]) = pack2as<BF16>(d[4 * j], d[4 * j + 1]);
+        if (r + 8 < M) *reinterpret_cast<unsigned*>(&C[(size_t)(r + 8) * N + c]) = pack2as<BF16>(d[4 * j + 2], d[4 * j + 3]);
+    }
+}
+#else
+struct __align__(64) TensorMap { unsigned long long v[16]; };
+#endif
+
+// v3: Hopper's own path: TMA copies 128×64 tiles of A and 64×256 of B into
+// four shared-memory stages while two warpgroups multiply with wgmma, each a
+// 64×256 tile of C; one producer thread and mbarriers keep the copies ahead
+// of the math, so no thread spends instructions on loads. Needs sm_90a, and
+// K and N multiples of 8 (TMA's 16-byte rows).
+extern "C" __global__ void __launch_bounds__(384, 1) matmul_tc_v3(const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB, unsigned short* C, int M, int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tc_v3<false>(mapA, mapB, C, M, N, K);
+#endif
+}
+
+// matmul_tc_v3_bf16 is matmul_tc_v3 on bf16 inputs and output.
+extern "C" __global__ void __launch_bounds__(384, 1) matmul_tc_v3_bf16(const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB, unsigned short* C, int M, int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tc_v3<true>(mapA, mapB, C, M, N, K);
+#endif
 }

@@ -258,7 +258,7 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 			sizes = env.Sizes
 		}
 		for _, sz := range sizes {
-			if im.refuses(sz) == nil {
+			if im.refuses(env, sz) == nil {
 				pts = append(pts, point{im, sz, im.block()})
 			}
 		}

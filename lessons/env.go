@@ -69,7 +69,8 @@ func (e *Env) progress(done, total int, what string) {
 // arch is the architecture kernels are compiled for.
 func (e *Env) arch() string {
 	if e.Live() {
-		return e.Dev.Info().Arch()
+		v, _ := gpu.NVRTCVersion()
+		return e.Dev.Info().FeatureArch(v)
 	}
 	return gpu.DefaultArch
 }

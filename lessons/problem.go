@@ -34,14 +34,25 @@ type Impl struct {
 	// Requires, if set, says why the impl cannot run size s (e.g. "needs K
 	// and N multiples of 4"), or nil. Such sizes are refused, not failed.
 	Requires func(s Size) error
+	// Arch, if set, is the one architecture the impl's kernel runs on, e.g.
+	// "sm_90a" for Hopper's wgmma; elsewhere it is refused.
+	Arch string
 }
 
-// refuses returns why impl cannot run size s, or nil.
-func (im Impl) refuses(s Size) error {
+// refuses returns why impl cannot run size s on env's GPU, or nil.
+func (im Impl) refuses(env *Env, s Size) error {
+	if im.Arch != "" && env.arch() != im.Arch {
+		return fmt.Errorf("needs %s (%s); kernels here compile for %s", im.Arch, archNames[im.Arch], env.arch())
+	}
 	if im.Requires == nil {
 		return nil
 	}
 	return im.Requires(s)
+}
+
+// archNames says what it takes to compile for an architecture.
+var archNames = map[string]string{
+	"sm_90a": "a Hopper GPU, compute capability 9.0, and NVRTC 12 or newer",
 }
 
 // Problem is what a lesson's kernels compute, how to check it and how much

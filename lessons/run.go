@@ -37,7 +37,7 @@ func (p *Problem) launchAs(impl Impl) Impl {
 func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size) (Result, error) {
 	r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Block: impl.block()}
 	env.stamp(&r)
-	if why := p.launchAs(impl).refuses(s); why != nil {
+	if why := p.launchAs(impl).refuses(env, s); why != nil {
 		r.Passed, r.Detail = true, "refused: "+why.Error()
 		return r, nil
 	}

@@ -19,7 +19,7 @@ var starter string
 var results embed.FS
 
 func init() {
-	p, tc := problem(), tensorProblem()
+	p, tc, bf := problem(), tensorProblem(false), tensorProblem(true)
 	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
@@ -42,6 +42,9 @@ func init() {
 			"Tensor-core check": lessons.CheckStep{Problem: tc},
 			"Tensor cores against cuBLAS": lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 				Problem: tc, Sizes: sizes, Ladder: true},
+			"bf16 check": lessons.CheckStep{Problem: bf},
+			"bf16 against cuBLAS": lessons.Sweep{Title: "bf16 tensor-core matmul", XLabel: "matrix size (square, one side)",
+				Problem: bf, Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
 			"Exercise": lessons.ExerciseStep{},
 		},
 	})

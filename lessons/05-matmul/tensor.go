@@ -8,30 +8,48 @@ import (
 	"cudarepl/lessons"
 )
 
-// tensorProblem is C = A·B with fp16 inputs and output and fp32
-// accumulation, on tensor cores: matmul_tc.cu's versions and cuBLAS.
-func tensorProblem() *lessons.Problem {
+// tensorProblem is C = A·B with fp16 (or bf16) inputs and output and fp32
+// accumulation, on tensor cores: matmul_tc.cu's versions and cuBLAS. The
+// bf16 problem runs the best version only, matmul_tc_v3_bf16.
+func tensorProblem(bf16 bool) *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
 		Kernels:    "matmul_tc.cu",
 		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1000, 520}},
-		Setup:      setupHalf,
+		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
 		Work:       lessons.MatmulFLOPs,
 	}
-	for _, im := range lessons.LadderImpls(p.Kernels) {
+	impls := lessons.LadderImpls(p.Kernels)
+	if bf16 {
+		p.Name, p.DType = "bf16 matmul (tensor cores)", "bfloat16"
+		impls = []lessons.Impl{{Name: "matmul_tc_v3_bf16", Summary: "matmul_tc_v3 with bf16 inputs and output"}}
+	}
+	for _, im := range impls {
 		im.Block = 256
-		if im.Name == "matmul_tc_v2" {
+		switch im.Name {
+		case "matmul_tc_v1":
+			im.Block = 128
+		case "matmul_tc_v2":
 			im.Requires = multiplesOf(8, "16-byte copies")
+		case "matmul_tc_v3", "matmul_tc_v3_bf16":
+			im.Block, im.Arch = 384, "sm_90a"
+			im.Requires = multiplesOf(8, "TMA's 16-byte rows")
 		}
 		p.Impls = append(p.Impls, im)
 	}
-	p.Impls = append(p.Impls, lessons.Impl{Name: "cuBLAS fp16", Summary: "cublasGemmEx, fp16 in and out, fp32 accumulation", Library: true})
+	lib := lessons.Impl{Name: "cuBLAS fp16", Summary: "cublasGemmEx, fp16 in and out, fp32 accumulation", Library: true}
+	if bf16 {
+		lib = lessons.Impl{Name: "cuBLAS bf16", Summary: "cublasGemmEx, bf16 in and out, fp32 accumulation", Library: true}
+	}
+	p.Impls = append(p.Impls, lib)
 	return p
 }
 
-// hcase is an fp16 product on the GPU; a and b keep the inputs as rounded.
+// hcase is an fp16 or bf16 product on the GPU; a and b keep the inputs as
+// rounded.
 type hcase struct {
 	env     *lessons.Env
+	bf16    bool
 	m, n, k int
 	a, b    []float64
 	da, db  gpu.DevicePtr
@@ -39,14 +57,21 @@ type hcase struct {
 	sample  []int
 }
 
-func setupHalf(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+// v3's shape: 128×256 tiles of C, TMA boxes of 128×64 (A) and 64×64 (B),
+// four stages of both, plus barriers and room to align to 1024 bytes.
+const (
+	tcV3BM, tcV3BN, tcV3BK = 128, 256, 64
+	tcV3Shared             = 4*(tcV3BM*tcV3BK+tcV3BK*tcV3BN)*2 + 64 + 1024
+)
+
+func setupHalf(env *lessons.Env, s lessons.Size, bf16 bool) (lessons.Case, error) {
 	m, n, k := s[0], s[1], s[2]
-	c := &hcase{env: env, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: lessons.MatmulSample(m, n, k)}
+	c := &hcase{env: env, bf16: bf16, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: lessons.MatmulSample(m, n, k)}
 	round := func(dst []float64) []uint16 {
 		h := make([]uint16, len(dst))
 		for i := range h {
-			h[i] = gpu.Float16Bits(rand.Float32()*2 - 1)
-			dst[i] = float64(gpu.Float16From(h[i]))
+			h[i] = c.bits(rand.Float32()*2 - 1)
+			dst[i] = float64(c.from(h[i]))
 		}
 		return h
 	}
@@ -66,18 +91,44 @@ func setupHalf(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	return c, nil
 }
 
+// bits rounds f to the case's 16-bit type.
+func (c *hcase) bits(f float32) uint16 {
+	if c.bf16 {
+		return gpu.BFloat16Bits(f)
+	}
+	return gpu.Float16Bits(f)
+}
+
+// from widens a 16-bit value of the case's type.
+func (c *hcase) from(h uint16) float32 {
+	if c.bf16 {
+		return gpu.BFloat16From(h)
+	}
+	return gpu.Float16From(h)
+}
+
 func (c *hcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	args := []gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc), gpu.Int32(int32(c.m)), gpu.Int32(int32(c.n)), gpu.Int32(int32(c.k))}
+	dt := gpu.FP16
+	if c.bf16 {
+		dt = gpu.BF16
+	}
 	switch impl.Name {
-	case "cuBLAS fp16":
-		return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP16, OutType: gpu.FP16, Compute: gpu.Compute32F}}, nil
+	case "cuBLAS fp16", "cuBLAS bf16":
+		return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: dt, OutType: dt, Compute: gpu.Compute32F}}, nil
 	case "matmul_tc_v1":
-		warps := gpu.Blocks(c.m, 16) * gpu.Blocks(c.n, 8)
-		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(warps, 8)), Block: gpu.Dim(256), Args: args}}, nil
+		tiles := gpu.Blocks(c.m, 16) * gpu.Blocks(c.n, 16)
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(tiles, 4)), Block: gpu.Dim(128), Args: args}}, nil
 	case "matmul_tc_v2":
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), Block: gpu.Dim(256), Args: args}}, nil
+	case "matmul_tc_v3", "matmul_tc_v3_bf16":
+		mapA := gpu.TensorMap{Base: c.da, Type: dt, Rows: c.m, Cols: c.k, BoxRows: tcV3BM, BoxCols: tcV3BK, Swizzle128: true}
+		mapB := gpu.TensorMap{Base: c.db, Type: dt, Rows: c.k, Cols: c.n, BoxRows: tcV3BK, BoxCols: 64, Swizzle128: true}
+		args = append([]gpu.Arg{gpu.TMap(mapA), gpu.TMap(mapB)}, args[2:]...)
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, tcV3BN), gpu.Blocks(c.m, tcV3BM)), Block: gpu.Dim(384),
+			Shared: tcV3Shared, Args: args}}, nil
 	}
-	return nil, fmt.Errorf("fp16 matmul has no variant %q", impl.Name)
+	return nil, fmt.Errorf("%s matmul has no variant %q", dt, impl.Name)
 }
 
 // Poison fills C with fp16 NaNs.
@@ -94,7 +145,7 @@ func (c *hcase) Check() (lessons.CheckStats, error) {
 	}
 	got := make([]float32, len(h))
 	for i, v := range h {
-		got[i] = gpu.Float16From(v)
+		got[i] = c.from(v)
 	}
 	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
 }
