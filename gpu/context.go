@@ -32,6 +32,7 @@ type Context struct {
 	graphs   map[uint64]uintptr // CUgraphExec → CUgraph
 	blas     *blasHandle
 	lt       *ltHandle
+	libState map[string]any // per Library, see LibContext.State
 	flushBuf DevicePtr
 	poison   error // the sticky fault that made the context unusable
 }
@@ -53,7 +54,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]uintptr{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]uintptr{}, libState: map[string]any{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)
@@ -154,6 +155,7 @@ func noGPUReason(drv string, err error) string {
 // release frees everything the context holds; on the GPU thread.
 func (c *Context) release() {
 	d := c.d
+	c.closeLibs()
 	for exec, g := range c.graphs {
 		d.cuGraphExecDestroy(uintptr(exec))
 		d.cuGraphDestroy(g)

@@ -233,6 +233,8 @@ func (c *Context) prepareOp(op Op) (func() error, func(), error) {
 		}, nil, nil
 	case GEMM:
 		return c.prepareGEMM(op)
+	case LibOp:
+		return c.prepareLib(op)
 	case nil:
 		return nil, nil, errors.New("gpu: nil op")
 	}

@@ -50,6 +50,9 @@ type Device interface {
 	FreeGraph(g Graph) error
 	// Bench times b inside the process that owns the context.
 	Bench(b Bench) (Timing, error)
+	// CallLibrary sends data to the Library registered as name, in the
+	// process that owns the context, and returns its answer.
+	CallLibrary(name string, data []byte) ([]byte, error)
 
 	// Close releases the context (and stops the worker).
 	Close() error

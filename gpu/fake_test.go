@@ -126,6 +126,13 @@ func (f *fakeDevice) Run(ops ...Op) error {
 
 func (f *fakeDevice) Capture(ops ...Op) (Graph, error) { return Graph{ID: 1, Ops: len(ops)}, nil }
 func (f *fakeDevice) FreeGraph(Graph) error            { return nil }
+func (f *fakeDevice) CallLibrary(name string, data []byte) ([]byte, error) {
+	lib, err := lookupLibrary(name)
+	if err != nil {
+		return nil, err
+	}
+	return lib.Call(nil, data)
+}
 
 func (f *fakeDevice) Bench(b Bench) (Timing, error) {
 	if err := b.defaults(); err != nil {

@@ -148,6 +148,12 @@ func (w *Worker) Bench(b Bench) (Timing, error) {
 	return r.Timing, err
 }
 
+// CallLibrary sends data to the library registered as name in the worker.
+func (w *Worker) CallLibrary(name string, data []byte) ([]byte, error) {
+	r, err := w.doOps("call library "+name, call{Method: "CallLibrary", Name: name, Data: data}, nil)
+	return r.Data, err
+}
+
 // do makes one call with w.mu held.
 func (w *Worker) do(op string, c call) (reply, error) {
 	w.mu.Lock()

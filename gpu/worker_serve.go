@@ -120,6 +120,8 @@ func handle(dev Device, c call, send func(reply) error) reply {
 			}
 		}
 		r.Timing, err = dev.Bench(b)
+	case "CallLibrary":
+		r.Data, err = dev.CallLibrary(c.Name, c.Data)
 	default:
 		err = fmt.Errorf("gpu: worker: unknown call %q", c.Method)
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -234,4 +235,40 @@ func TestWorkerSendFailure(t *testing.T) {
 		t.Errorf("the send error took %v; it should not wait for the time limit", d)
 	}
 	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 3)
+}
+
+// echoLibrary answers a call with its data reversed, or fails on "fail".
+type echoLibrary struct{}
+
+func (echoLibrary) Prepare(*LibContext, []byte) (func() error, func(), error) {
+	return nil, nil, fmt.Errorf("echo: no stream work")
+}
+
+func (echoLibrary) Call(_ *LibContext, data []byte) ([]byte, error) {
+	if string(data) == "fail" {
+		return nil, fmt.Errorf("echo: asked to fail")
+	}
+	out := make([]byte, len(data))
+	for i, b := range data {
+		out[len(data)-1-i] = b
+	}
+	return out, nil
+}
+
+func init() { RegisterLibrary("echo", echoLibrary{}) }
+
+// TestWorkerCallLibrary: a library call crosses to the worker and back, and
+// its errors, and an unknown library's, come back as errors.
+func TestWorkerCallLibrary(t *testing.T) {
+	w := openFake(t, 5*time.Second)
+	got, err := w.CallLibrary("echo", []byte("abc"))
+	if err != nil || string(got) != "cba" {
+		t.Errorf(`CallLibrary("echo", "abc") = %q, %v; want "cba"`, got, err)
+	}
+	if _, err := w.CallLibrary("echo", []byte("fail")); err == nil || !strings.Contains(err.Error(), "asked to fail") {
+		t.Errorf("CallLibrary(fail) = %v, want the library's error", err)
+	}
+	if _, err := w.CallLibrary("nope", nil); err == nil || !strings.Contains(err.Error(), `no library "nope" registered`) {
+		t.Errorf("CallLibrary(nope) = %v, want a no-such-library error", err)
+	}
 }

@@ -1,0 +1,184 @@
+package gpu
+
+import (
+	"encoding/gob"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Library is work that a package outside gpu does in the process that owns
+// the CUDA context, where its handles must live: cudnnx runs cuDNN this way.
+// A library registers under a name from an init function; a worker process
+// runs the same binary, so the name means the same library there.
+type Library interface {
+	// Prepare turns the data of one LibOp into a step that enqueues work on
+	// lc's stream; cleanup, if not nil, runs once the step cannot be
+	// running any more. Prepare runs on the GPU thread.
+	Prepare(lc *LibContext, data []byte) (run func() error, cleanup func(), err error)
+	// Call answers a request that is not stream-ordered work (build a plan,
+	// report what it tried), on the GPU thread.
+	Call(lc *LibContext, data []byte) ([]byte, error)
+}
+
+var (
+	librariesMu sync.Mutex
+	libraries   = map[string]Library{}
+)
+
+// RegisterLibrary makes lib available under name to LibOp and CallLibrary.
+// It panics if the name is taken.
+func RegisterLibrary(name string, lib Library) {
+	librariesMu.Lock()
+	defer librariesMu.Unlock()
+	if _, dup := libraries[name]; dup {
+		panic("gpu: library " + name + " registered twice")
+	}
+	libraries[name] = lib
+}
+
+func lookupLibrary(name string) (Library, error) {
+	librariesMu.Lock()
+	defer librariesMu.Unlock()
+	lib, ok := libraries[name]
+	if !ok {
+		var have []string
+		for n := range libraries {
+			have = append(have, n)
+		}
+		sort.Strings(have)
+		return nil, fmt.Errorf("gpu: no library %q registered (have %s); is its package imported?", name, strings.Join(have, ", "))
+	}
+	return lib, nil
+}
+
+// LibOp is stream-ordered work of a registered Library, e.g. executing a
+// cuDNN plan. Data is the library's own encoding of what to do.
+type LibOp struct {
+	Lib  string // the registered name
+	What string // for messages, e.g. "cudnn graph conv+bias+relu"
+	Data []byte
+}
+
+func (op LibOp) opName() string { return op.What }
+
+func init() { gob.Register(LibOp{}) }
+
+// LibContext is what a Library sees of the context: its stream, memory,
+// timing, and state kept for the context's life. Valid only during the
+// Prepare or Call it is passed to.
+type LibContext struct {
+	c   *Context
+	lib string
+}
+
+// Stream is the context's CUstream, on which all work is ordered.
+func (lc *LibContext) Stream() uintptr { return lc.c.stream }
+
+// Info describes the GPU.
+func (lc *LibContext) Info() DeviceInfo { return lc.c.info }
+
+// Alloc allocates device memory (cuMemAlloc_v2).
+func (lc *LibContext) Alloc(bytes int64) (DevicePtr, error) {
+	if bytes <= 0 {
+		return 0, fmt.Errorf("gpu: alloc %d bytes: size must be positive", bytes)
+	}
+	var p uint64
+	err := lc.c.d.check(lc.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes for %s", bytes, lc.lib))
+	return DevicePtr(p), err
+}
+
+// Free releases memory from Alloc.
+func (lc *LibContext) Free(p DevicePtr) error {
+	return lc.c.d.check(lc.c.d.cuMemFree(uint64(p)), "cuMemFree_v2", lc.lib)
+}
+
+// Sync waits for the stream.
+func (lc *LibContext) Sync() error { return lc.c.sync(lc.lib) }
+
+// State returns the library's state for this context, made by make on first
+// use. If the state is an io.Closer, it is closed with the context.
+func (lc *LibContext) State(make func() (any, error)) (any, error) {
+	if s, ok := lc.c.libState[lc.lib]; ok {
+		return s, nil
+	}
+	s, err := make()
+	if err != nil {
+		return nil, err
+	}
+	lc.c.libState[lc.lib] = s
+	return s, nil
+}
+
+// Time runs enqueue reps times after warmup untimed runs and returns the
+// device time of each timed run, between CUDA events on the stream.
+func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Duration, error) {
+	d, s := lc.c.d, lc.c.stream
+	var start, end uintptr
+	if err := d.check(d.cuEventCreate(&start, 0), "cuEventCreate", ""); err != nil {
+		return nil, err
+	}
+	defer d.cuEventDestroy(start)
+	if err := d.check(d.cuEventCreate(&end, 0), "cuEventCreate", ""); err != nil {
+		return nil, err
+	}
+	defer d.cuEventDestroy(end)
+	for i := 0; i < warmup; i++ {
+		if err := enqueue(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]time.Duration, 0, reps)
+	for i := 0; i < reps; i++ {
+		d.cuEventRecord(start, s)
+		if err := enqueue(); err != nil {
+			return nil, err
+		}
+		d.cuEventRecord(end, s)
+		if err := d.check(d.cuEventSynchronize(end), "cuEventSynchronize", lc.lib); err != nil {
+			return nil, err
+		}
+		var ms float32
+		if err := d.check(d.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime", lc.lib); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Duration(float64(ms)*1e6))
+	}
+	return out, nil
+}
+
+// prepareLib prepares a LibOp; on the GPU thread.
+func (c *Context) prepareLib(op LibOp) (func() error, func(), error) {
+	lib, err := lookupLibrary(op.Lib)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lib.Prepare(&LibContext{c: c, lib: op.Lib}, op.Data)
+}
+
+// CallLibrary sends data to the library registered as name and returns its
+// answer.
+func (c *Context) CallLibrary(name string, data []byte) ([]byte, error) {
+	var out []byte
+	err := c.do(func() error {
+		lib, err := lookupLibrary(name)
+		if err != nil {
+			return err
+		}
+		out, err = lib.Call(&LibContext{c: c, lib: name}, data)
+		return err
+	})
+	return out, err
+}
+
+// closeLibs closes library state that can be closed; on the GPU thread.
+func (c *Context) closeLibs() {
+	for _, s := range c.libState {
+		if cl, ok := s.(io.Closer); ok {
+			cl.Close()
+		}
+	}
+}
