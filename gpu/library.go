@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// Library is work that a package outside gpu does in the process that owns
-// the CUDA context, where its handles must live: cudnnx runs cuDNN this way.
-// A library registers under a name from an init function; a worker process
-// runs the same binary, so the name means the same library there.
+// Library is work done through a vendor library in the process that owns
+// the CUDA context, where its handles must live: cuDNN graphs run this way.
+// Libraries register with registerLibrary from package-level variable
+// initializers in gpu itself: a worker process starts serving from gpu's
+// init, before any package that imports gpu has run its own init, so a
+// library registered from elsewhere would not exist in the worker.
 type Library interface {
 	// Prepare turns the data of one LibOp into a step that enqueues work on
 	// lc's stream; cleanup, if not nil, runs once the step cannot be
@@ -29,15 +31,16 @@ var (
 	libraries   = map[string]Library{}
 )
 
-// RegisterLibrary makes lib available under name to LibOp and CallLibrary.
-// It panics if the name is taken.
-func RegisterLibrary(name string, lib Library) {
+// registerLibrary makes lib available under name to LibOp and CallLibrary.
+// It panics if the name is taken; it returns true, for use in var blocks.
+func registerLibrary(name string, lib Library) bool {
 	librariesMu.Lock()
 	defer librariesMu.Unlock()
 	if _, dup := libraries[name]; dup {
 		panic("gpu: library " + name + " registered twice")
 	}
 	libraries[name] = lib
+	return true
 }
 
 func lookupLibrary(name string) (Library, error) {
@@ -50,7 +53,7 @@ func lookupLibrary(name string) (Library, error) {
 			have = append(have, n)
 		}
 		sort.Strings(have)
-		return nil, fmt.Errorf("gpu: no library %q registered (have %s); is its package imported?", name, strings.Join(have, ", "))
+		return nil, fmt.Errorf("gpu: no library %q registered (have %s)", name, strings.Join(have, ", "))
 	}
 	return lib, nil
 }

@@ -255,7 +255,9 @@ func (echoLibrary) Call(_ *LibContext, data []byte) ([]byte, error) {
 	return out, nil
 }
 
-func init() { RegisterLibrary("echo", echoLibrary{}) }
+// Registered by a variable initializer, which runs before the worker starts
+// serving in the package's init.
+var _ = registerLibrary("echo", echoLibrary{})
 
 // TestWorkerCallLibrary: a library call crosses to the worker and back, and
 // its errors, and an unknown library's, come back as errors.
