@@ -23,12 +23,14 @@ gpu-build: build
 	$(GO) test -c -tags gpu -o build/gpu.test ./gpu
 	$(GO) test -c -tags gpu -o build/lessons.test ./lessons/all
 	$(GO) test -c -tags gpu -o build/notebook.test ./notebook
+	$(GO) test -c -tags gpu -o build/cudnnx.test ./cudnnx
 
 ## gpu-test: build and run the GPU tests; without a GPU they skip and say why
 gpu-test: gpu-build
 	./build/gpu.test -test.v -test.count=1
 	cd lessons/all && ../../build/lessons.test -test.v -test.count=1
 	cd notebook && ../build/notebook.test -test.v -test.count=1
+	./build/cudnnx.test -test.v -test.count=1
 
 ## notebooks: regenerate notebooks/ from lessons/ (a test fails when they are stale)
 notebooks:

@@ -14,6 +14,7 @@ step build/cudarepl device
 CUDAREPL_FIGURES=$OUT/results/figures_h100.json step build/gpu.test -test.v -test.count=1
 step bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
 step bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
+step build/cudnnx.test -test.v -test.count=1
 # LESSONS and NOTEBOOKS narrow a run to some lessons (default: all).
 LESSONS=${LESSONS:-$(build/cudarepl lessons | awk '{print $2}')}
 NOTEBOOKS=${NOTEBOOKS:-$(ls notebooks/*.ipynb)}

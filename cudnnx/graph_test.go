@@ -1,0 +1,189 @@
+package cudnnx
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"cudarepl/gpu"
+)
+
+func TestBuilderErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		build func(g *Graph)
+		want  string
+	}{
+		{"channels", func(g *Graph) {
+			x := g.Tensor("x", gpu.FP16, NHWC(1, 8, 5, 5))
+			w := g.Tensor("w", gpu.FP16, NHWC(4, 6, 3, 3))
+			g.Conv(x, w, Same(3)).Output(gpu.FP16)
+		}, "same C"},
+		{"mode", func(g *Graph) {
+			x := g.Tensor("x", gpu.FP32, NCHW(1, 1, 2, 2))
+			g.Pointwise("squish", x).Output(gpu.FP32)
+		}, `no pointwise mode "squish"`},
+		{"arity", func(g *Graph) {
+			x := g.Tensor("x", gpu.FP32, NCHW(1, 1, 2, 2))
+			g.Pointwise("add", x).Output(gpu.FP32)
+		}, "takes 2 inputs, not 1"},
+		{"broadcast", func(g *Graph) {
+			x := g.Tensor("x", gpu.FP32, NCHW(1, 4, 2, 2))
+			b := g.Tensor("b", gpu.FP32, NCHW(1, 3, 1, 1))
+			g.Add(x, b).Output(gpu.FP32)
+		}, "does not broadcast"},
+		{"filter too big", func(g *Graph) {
+			x := g.Tensor("x", gpu.FP32, NCHW(1, 1, 2, 2))
+			w := g.Tensor("w", gpu.FP32, NCHW(1, 1, 5, 5))
+			g.Conv(x, w, Conv2D{Stride: 1, Dilation: 1}).Output(gpu.FP32)
+		}, "does not fit"},
+		{"other graph", func(g *Graph) {
+			x := New("other").Tensor("x", gpu.FP32, NCHW(1, 1, 2, 2))
+			g.Relu(x).Output(gpu.FP32)
+		}, "another graph"},
+		{"no output", func(g *Graph) {
+			g.Relu(g.Tensor("x", gpu.FP32, NCHW(1, 1, 2, 2)))
+		}, "no output"},
+		{"no ops", func(g *Graph) {}, "no operations"},
+		{"matmul", func(g *Graph) {
+			g.Matmul(g.Tensor("a", gpu.FP16, Rows(1, 4, 8)), g.Tensor("b", gpu.FP16, Rows(1, 7, 4))).Output(gpu.FP32)
+		}, "want B×M×K and B×K×N"},
+		{"reduce", func(g *Graph) {
+			g.Reduce("add", g.Tensor("a", gpu.FP32, Rows(1, 4, 8)), []int64{1, 2, 1}).Output(gpu.FP32)
+		}, "must be 1 (reduced) or 4"},
+	} {
+		g := New(tc.name)
+		tc.build(g)
+		if _, err := g.Spec(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Spec() = %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestSpecAndBindings(t *testing.T) {
+	g := New("conv+bias+relu")
+	x := g.Tensor("x", gpu.FP16, NHWC(2, 8, 6, 6))
+	w := g.Tensor("w", gpu.FP16, NHWC(16, 8, 3, 3))
+	b := g.Tensor("b", gpu.FP16, NHWC(1, 16, 1, 1))
+	conv := g.Conv(x, w, Same(3))
+	y := g.Relu(g.Add(conv, b)).Output(gpu.FP16)
+	spec, err := g.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Nodes) != 3 || len(spec.Tensors) != 6 {
+		t.Errorf("spec has %d nodes and %d tensors, want 3 and 6", len(spec.Nodes), len(spec.Tensors))
+	}
+	if !conv.Virtual() || y.Virtual() {
+		t.Errorf("conv virtual = %v, y virtual = %v; want true, false", conv.Virtual(), y.Virtual())
+	}
+	if got := y.Shape(); got.Dims[1] != 16 || got.Strides[1] != 1 {
+		t.Errorf("y shape = %+v, want 16 channels innermost (NHWC like x)", got)
+	}
+	seen := map[int64]bool{}
+	for _, tt := range spec.Tensors {
+		if seen[tt.UID] {
+			t.Errorf("uid %d twice", tt.UID)
+		}
+		seen[tt.UID] = true
+	}
+	if _, err := g.Op(Bind{x: 1 << 20, w: 2 << 20}, Options{}); err == nil || !strings.Contains(err.Error(), "no memory bound for b, relu") {
+		t.Errorf("Op(missing bindings) = %v, want a no-memory error naming b and the output", err)
+	}
+	if _, err := g.Op(Bind{x: 1 << 20, w: 2 << 20, b: 3 << 20, y: 4 << 20, conv: 5 << 20}, Options{}); err == nil || !strings.Contains(err.Error(), "virtual") {
+		t.Errorf("Op(binding a virtual tensor) = %v, want an error", err)
+	}
+	op, err := g.Op(Bind{x: 1 << 20, w: 2 << 20, b: 3 << 20, y: 4 << 20}, Options{Autotune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, ok := op.(gpu.LibOp); !ok || lo.Lib != "cudnn" || !strings.Contains(lo.What, "autotuned") {
+		t.Errorf("Op = %#v, want a cudnn LibOp that says it is autotuned", op)
+	}
+}
+
+// TestEvalLayoutsAgree: the CPU reference gives the same convolution for
+// NCHW and NHWC storage of the same numbers.
+func TestEvalLayoutsAgree(t *testing.T) {
+	const n, c, h, w, k = 2, 3, 5, 4, 4
+	run := func(layout func(n, c, h, w int) Shape) []float64 {
+		g := New("conv")
+		xs, ws := layout(n, c, h, w), layout(k, c, 3, 3)
+		x := g.Tensor("x", gpu.FP32, xs)
+		wt := g.Tensor("w", gpu.FP32, ws)
+		y := g.Relu(g.Conv(x, wt, Same(3))).Output(gpu.FP32)
+		xv, wv := make([]float64, xs.span()), make([]float64, ws.span())
+		fill := func(v []float64, s Shape) {
+			s.each(func(idx []int64, off int64) {
+				var f float64
+				for i, d := range idx {
+					f = f*7 + float64(d) + float64(i)
+				}
+				v[off] = math.Sin(f)
+			})
+		}
+		fill(xv, xs)
+		fill(wv, ws)
+		out, err := g.Eval(map[*Tensor][]float64{x: xv, wt: wv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Return in logical (NCHW) order.
+		var logical []float64
+		y.Shape().each(func(_ []int64, off int64) { logical = append(logical, out[y][off]) })
+		return logical
+	}
+	a, b := run(NCHW), run(NHWC)
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			t.Fatalf("element %d: NCHW %g, NHWC %g", i, a[i], b[i])
+		}
+	}
+	var nonzero int
+	for _, v := range a {
+		if v > 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 || nonzero == len(a) {
+		t.Errorf("%d of %d outputs positive: the ReLU is not being exercised", nonzero, len(a))
+	}
+}
+
+func TestEvalReduceAndMatmul(t *testing.T) {
+	g := New("matmul+sum")
+	a := g.Tensor("a", gpu.FP32, Rows(1, 2, 3))
+	b := g.Tensor("b", gpu.FP32, Rows(1, 3, 2))
+	m := g.Matmul(a, b).Output(gpu.FP32)
+	s := g.Reduce("add", m, []int64{1, 2, 1}).Output(gpu.FP32)
+	out, err := g.Eval(map[*Tensor][]float64{a: {1, 2, 3, 4, 5, 6}, b: {1, 0, 0, 1, 1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out[m], []float64{4, 5, 10, 11}; !equal(got, want) {
+		t.Errorf("matmul = %v, want %v", got, want)
+	}
+	if got, want := out[s], []float64{9, 21}; !equal(got, want) {
+		t.Errorf("row sums = %v, want %v", got, want)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPointwiseReference(t *testing.T) {
+	for mode := range gpu.CudnnPointwiseModes {
+		if v := pointwise(mode, 0.5, 2); math.IsNaN(v) {
+			t.Errorf("pointwise(%s) has no reference", mode)
+		}
+	}
+}
