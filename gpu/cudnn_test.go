@@ -23,8 +23,12 @@ func TestCheckCudnnGraph(t *testing.T) {
 		{func(g *CudnnGraph) { g.Tensors[0].Strides = g.Tensors[0].Strides[:3] }, "4 dims and 3 strides"},
 		{func(g *CudnnGraph) { g.Nodes = nil }, "no operations"},
 		{func(g *CudnnGraph) { g.Nodes[0].Op = "deconv" }, `no operation "deconv"`},
-		{func(g *CudnnGraph) { g.Nodes[0] = CudnnNode{Op: "pointwise", Mode: "wiggle", In: []int64{1}, Out: 3, Compute: FP32} }, `no pointwise mode "wiggle"`},
-		{func(g *CudnnGraph) { g.Nodes[0] = CudnnNode{Op: "pointwise", Mode: "add", In: []int64{1}, Out: 3, Compute: FP32} }, "1 inputs, want 2"},
+		{func(g *CudnnGraph) {
+			g.Nodes[0] = CudnnNode{Op: "pointwise", Mode: "wiggle", In: []int64{1}, Out: 3, Compute: FP32}
+		}, `no pointwise mode "wiggle"`},
+		{func(g *CudnnGraph) {
+			g.Nodes[0] = CudnnNode{Op: "pointwise", Mode: "add", In: []int64{1}, Out: 3, Compute: FP32}
+		}, "1 inputs, want 2"},
 		{func(g *CudnnGraph) { g.Nodes[0].In = []int64{1, 9} }, "no tensor with uid 9"},
 		{func(g *CudnnGraph) { g.Nodes[0].Pad = []int64{1} }, "one value per spatial dimension"},
 		{func(g *CudnnGraph) { g.Nodes[0].Compute = 0 }, "no compute type"},
