@@ -408,3 +408,47 @@ func ConvAlgorithms(dev gpu.Device, cv gpu.CudnnConv) ([]gpu.CudnnAlgoReport, er
 	}
 	return gpu.DecodeCudnnAlgoReports(out)
 }
+
+// String lists the graph's operations and tensors, one per line, saying
+// which tensors live in device memory and which stay virtual.
+func (g *Graph) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph %q: %d operations, %d tensors\n", g.name, len(g.nodes), len(g.tensors))
+	name := map[int64]string{}
+	for _, t := range g.tensors {
+		name[t.t.UID] = t.t.Name
+	}
+	for _, n := range g.nodes {
+		var in []string
+		for _, u := range n.In {
+			in = append(in, name[u])
+		}
+		op := n.Op
+		if n.Mode != "" {
+			op += " " + n.Mode
+		}
+		fmt.Fprintf(&b, "  %-16s %s → %s\n", op, strings.Join(in, ", "), name[n.Out])
+	}
+	for _, t := range g.tensors {
+		role := "input"
+		switch {
+		case t.t.ByValue:
+			role = fmt.Sprintf("scalar %g", t.t.Value)
+		case t.t.Virtual:
+			role = "virtual"
+		case g.produced(t):
+			role = "output"
+		}
+		fmt.Fprintf(&b, "  uid %-3d %-12s %-9s dims %-18s strides %-18s %s\n", t.t.UID, t.t.Name, t.t.Type,
+			dimString(t.t.Dims), dimString(t.t.Strides), role)
+	}
+	return b.String()
+}
+
+func dimString(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, "×")
+}

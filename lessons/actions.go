@@ -182,7 +182,10 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 
 // Run is a step action written as a function, for what fits no other.
 type Run struct {
-	Name string // shown in listings: "run" when empty
+	// Name is shown in listings: "run" when empty. "measure" marks a run
+	// that measures on the GPU and records its results, which bench runs
+	// along with the sweeps.
+	Name string
 	F    func(env *Env, l *Lesson, step string) error
 }
 

@@ -44,12 +44,16 @@ func (l *Lesson) RunAll(env *Env) error {
 	return first
 }
 
-// stepsOf returns the indexes of the steps whose action has the given kind.
-func (l *Lesson) stepsOf(kind string) []int {
+// stepsOf returns the indexes of the steps whose action has one of the
+// given kinds, in step order.
+func (l *Lesson) stepsOf(kinds ...string) []int {
 	var out []int
 	for i, s := range l.Steps {
-		if s.Action != nil && s.Action.Kind() == kind {
-			out = append(out, i)
+		for _, k := range kinds {
+			if s.Action != nil && s.Action.Kind() == k {
+				out = append(out, i)
+				break
+			}
 		}
 	}
 	return out
@@ -85,9 +89,9 @@ func (l *Lesson) checkUncovered(env *Env) error {
 	return CheckStep{}.Do(env, l, "check")
 }
 
-// BenchAll runs every sweep of the lesson.
+// BenchAll runs every sweep of the lesson and every run that measures.
 func (l *Lesson) BenchAll(env *Env) error {
-	for _, i := range l.stepsOf("sweep") {
+	for _, i := range l.stepsOf("sweep", "measure") {
 		env.printf("\n── %s\n", l.Steps[i].Title)
 		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil {
 			return err

@@ -32,7 +32,8 @@ type Result struct {
 	Throughput  float64 `json:"throughput,omitempty"` // in Unit
 	Unit        string  `json:"unit,omitempty"`       // "GB/s" or "TFLOP/s"
 	PeakMem     int64   `json:"peak_mem_bytes,omitempty"`
-	Ceiling     float64 `json:"ceiling,omitempty"` // in Unit, measured in the same run
+	Workspace   int64   `json:"workspace_bytes,omitempty"` // scratch memory a library call asked for
+	Ceiling     float64 `json:"ceiling,omitempty"`         // in Unit, measured in the same run
 	CeilingName string  `json:"ceiling_name,omitempty"`
 
 	MaxRelErr float64 `json:"max_rel_err,omitempty"` // checks: worst |out − ref| / (|ref| + 1)

@@ -9,4 +9,6 @@ import (
 	_ "cudarepl/lessons/05-matmul"
 	_ "cudarepl/lessons/06-batched-gemm"
 	_ "cudarepl/lessons/07-precision"
+	_ "cudarepl/lessons/10-cudnn-conv"
+	_ "cudarepl/lessons/11-cudnn-fusion"
 )

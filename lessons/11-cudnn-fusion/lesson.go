@@ -1,0 +1,315 @@
+// Package cudnnfusion is lesson 11: convolution, bias and ReLU as one fused
+// cuDNN graph against three kernels that each go through global memory.
+package cudnnfusion
+
+import (
+	"embed"
+	"fmt"
+	"sort"
+	"time"
+
+	"cudarepl/cudnnx"
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed results
+var results embed.FS
+
+// benchShape is the layer the lesson measures, fp16 NHWC.
+var benchShape = lessons.Size{32, 64, 112, 112, 64}
+
+// The ways to run the layer, as impls.
+const (
+	convAlone = "conv alone"
+	unfused   = "unfused: conv, bias, ReLU"
+	fused     = "fused graph"
+	autotuned = "fused graph, autotuned"
+)
+
+func init() {
+	var sweep []lessons.Size
+	for _, n := range []int{1, 4, 8, 16, 32} {
+		sweep = append(sweep, lessons.Size{n, 64, 112, 112, 64})
+	}
+	lessons.Register(lessons.Def{
+		Number: 11, Slug: "cudnn-fusion", Markdown: markdown, Kernels: "bias_relu.cu", Problem: problem(), Results: results,
+		Actions: map[string]lessons.Action{
+			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h"}},
+			"The fused graph":       lessons.Run{Name: "show", F: showGraph},
+			"Check":                 lessons.CheckStep{},
+			"Fused against unfused": lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep},
+			"Bytes and time":        lessons.Run{F: bytesTable},
+			"Rebuild or reuse":      lessons.Run{Name: "measure", F: rebuild},
+			"Autotuning":            lessons.Run{Name: "measure", F: autotune},
+		},
+	})
+}
+
+func problem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "conv + bias + ReLU (cuDNN, fp16 NHWC)", DType: "float16", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
+		Kernels:    "bias_relu.cu",
+		CheckSizes: []lessons.Size{{2, 8, 10, 10, 16}, {3, 16, 13, 7, 24}},
+		Impls: []lessons.Impl{
+			{Name: convAlone, Summary: "the convolution only, for reference: the floor for the whole layer", Library: true},
+			{Name: unfused, Summary: "a conv graph, then bias_add_nhwc, then relu_h: y crosses memory five times", Library: true},
+			{Name: fused, Summary: "one graph, bias and ReLU applied in the convolution's epilogue (heuristics' first plan)", Library: true},
+			{Name: autotuned, Summary: "the same graph, every candidate plan timed and the fastest kept", Library: true},
+		},
+		Setup:     setup,
+		Work:      lessons.ConvFLOPs,
+		SizeLabel: lessons.ConvLabel,
+	}
+}
+
+// fcase is one layer's data on the GPU, fp16 NHWC.
+type fcase struct {
+	env       *lessons.Env
+	s         lessons.ConvShape
+	data      *lessons.ConvData
+	buf       *lessons.ConvBuffers
+	bias, act gpu.Kernel
+	last      string
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	sh := lessons.ConvOf(s)
+	if sh.K%8 != 0 {
+		return nil, fmt.Errorf("%s: the bias kernel reads 8 channels at a time, so K must be a multiple of 8", lessons.ConvLabel(s))
+	}
+	c := &fcase{env: env, s: sh, data: lessons.NewConvData(sh, gpu.FP16)}
+	src, err := kernels.Source("bias_relu.cu")
+	if err != nil {
+		return nil, err
+	}
+	if c.bias, err = env.Kernel(src, "bias_add_nhwc"); err != nil {
+		return nil, err
+	}
+	if c.act, err = env.Kernel(src, "relu_h"); err != nil {
+		return nil, err
+	}
+	if c.buf, err = c.data.Upload(env.Dev, gpu.FP16, true); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
+	c.last = impl.Name
+	biasRelu := impl.Name == fused || impl.Name == autotuned
+	g, x, w, b, y := lessons.ConvGraph(impl.Name, c.s, gpu.FP16, true, biasRelu)
+	op, err := g.Op(c.buf.Bind(x, w, b, y), cudnnx.Options{Autotune: impl.Name == autotuned})
+	if err != nil {
+		return nil, err
+	}
+	switch impl.Name {
+	case convAlone, fused, autotuned:
+		return []gpu.Op{op}, nil
+	case unfused:
+		n := int64(c.s.N * c.s.K * c.s.H * c.s.W)
+		grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 132*16))
+		return []gpu.Op{op,
+			gpu.Launch{Kernel: c.bias, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Ptr(c.buf.Bias), gpu.Int64(n), gpu.Int32(int32(c.s.K))}},
+			gpu.Launch{Kernel: c.act, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Int64(n)}},
+		}, nil
+	}
+	return nil, fmt.Errorf("conv + bias + ReLU has no variant %q", impl.Name)
+}
+
+func (c *fcase) Poison() error { return c.buf.Poison(c.env.Dev) }
+
+// Check compares the output with the float64 layer (the convolution alone
+// for "conv alone").
+func (c *fcase) Check() (lessons.CheckStats, error) {
+	got, err := c.buf.Output(c.env.Dev)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	return c.data.Check(got, c.last != convAlone, lessons.TolHalf)
+}
+
+func (c *fcase) Footprint() int64 { return c.buf.Bytes }
+
+func (c *fcase) Free() { c.buf.Free(c.env.Dev) }
+
+func showGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
+	g, _, _, _, _ := lessons.ConvGraph("conv+bias+relu", lessons.ConvOf(benchShape), gpu.FP16, true, true)
+	fmt.Fprintln(env.Out, g)
+	return nil
+}
+
+// traffic is the global-memory traffic of each way, predicted: x, w and the
+// bias read once, y written once; unfused, the bias and the ReLU kernels each
+// read and write y again.
+func traffic(s lessons.ConvShape, impl string) int64 {
+	x, w, y := int64(2*s.N*s.C*s.H*s.W), int64(2*s.K*s.C*9), int64(2*s.N*s.K*s.H*s.W)
+	switch impl {
+	case convAlone:
+		return x + w + y
+	case unfused:
+		return x + w + y + 2*y + 2*y + int64(2*s.K)
+	}
+	return x + w + y + int64(2*s.K)
+}
+
+// bytesTable puts each way's predicted traffic beside its time at N = 32.
+func bytesTable(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs := env.Results.Filter("Fused against unfused", "bench")
+	if len(rs) == 0 {
+		rs = l.Recorded().Filter("Fused against unfused", "bench")
+	}
+	by := map[string]lessons.Result{}
+	for _, r := range rs {
+		if r.Dims[0] == benchShape[0] {
+			by[r.Variant] = r
+		}
+	}
+	base, ok := by[unfused]
+	conv, ok2 := by[convAlone]
+	if !ok || !ok2 {
+		fmt.Fprintln(env.Out, "No results at N = 32 yet: run the sweep ('bench') first.")
+		return nil
+	}
+	t := &lessons.Table{
+		Headers: []string{"way", "memory traffic (MB)", "time (ms)", "× faster than unfused", "× the conv alone"},
+		Right:   []bool{false, true, true, true, true},
+		Notes:   []string{lessons.ConvLabel(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + lessons.ResultSet{Results: rs}.Source()},
+	}
+	for _, im := range l.Problem.Impls {
+		r, ok := by[im.Name]
+		if !ok {
+			continue
+		}
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%.0f", float64(traffic(lessons.ConvOf(benchShape), im.Name))/1e6),
+			fmt.Sprintf("%.4f", r.MedianMs), fmt.Sprintf("%.2f", base.MedianMs/r.MedianMs), fmt.Sprintf("%.2f", r.MedianMs/conv.MedianMs)})
+	}
+	env.PrintTable(t)
+	return nil
+}
+
+// layer builds the measured layer's fused graph with buffers on the GPU.
+func layer(env *lessons.Env) (*cudnnx.Graph, cudnnx.Bind, func(), error) {
+	sh := lessons.ConvOf(benchShape)
+	buf, err := lessons.NewConvData(sh, gpu.FP16).Upload(env.Dev, gpu.FP16, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, x, w, b, y := lessons.ConvGraph("conv+bias+relu", sh, gpu.FP16, true, true)
+	return g, buf.Bind(x, w, b, y), func() { buf.Free(env.Dev) }, nil
+}
+
+// recordedOr returns what live measured, or the recorded results of step.
+func recordedOr(env *lessons.Env, l *lessons.Lesson, step string, live func() ([]lessons.Result, error)) ([]lessons.Result, bool, error) {
+	if env.Live() {
+		rs, err := live()
+		return rs, err == nil, err
+	}
+	rs := l.Recorded().Filter(step, "bench")
+	if len(rs) == 0 {
+		fmt.Fprintln(env.Out, "No GPU here, and no results were recorded for this step.")
+		return nil, false, nil
+	}
+	fmt.Fprintf(env.Out, "No GPU here (%v): showing results %s.\n", env.NoGPU, l.Recorded().Source())
+	return rs, true, nil
+}
+
+// rebuild times building the plan from nothing against finding it in the
+// cache, host wall time per call.
+func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := recordedOr(env, l, step, func() ([]lessons.Result, error) {
+		g, bind, free, err := layer(env)
+		if err != nil {
+			return nil, err
+		}
+		defer free()
+		var out []lessons.Result
+		for _, way := range []struct {
+			name string
+			opt  cudnnx.Options
+			reps int
+		}{{"rebuild: heuristics, configs, finalize", cudnnx.Options{NoCache: true}, 5}, {"reuse: cache lookup", cudnnx.Options{}, 20}} {
+			var ts []float64
+			for range way.reps {
+				start := time.Now()
+				if _, err := g.Plan(env.Dev, bind, way.opt); err != nil {
+					return nil, err
+				}
+				ts = append(ts, time.Since(start).Seconds()*1e3)
+			}
+			sort.Float64s(ts)
+			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: way.name, Size: lessons.ConvLabel(benchShape),
+				Dims: benchShape, DType: "float16", MedianMs: ts[len(ts)/2], MinMs: ts[0], MaxMs: ts[len(ts)-1], Reps: way.reps}))
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	t := &lessons.Table{
+		Headers: []string{"plan for the fused layer", "host time (ms)", "min (ms)", "max (ms)", "calls"},
+		Right:   []bool{false, true, true, true, true},
+		Notes:   []string{"each call from this process to the GPU's, including the round trip · " + lessons.ResultSet{Results: rs}.Source()},
+	}
+	for _, r := range rs {
+		t.Rows = append(t.Rows, []string{r.Variant, fmt.Sprintf("%.3f", r.MedianMs), fmt.Sprintf("%.3f", r.MinMs), fmt.Sprintf("%.3f", r.MaxMs), fmt.Sprint(r.Reps)})
+	}
+	env.PrintTable(t)
+	return nil
+}
+
+// autotune lists the candidate plans the heuristics offered for the layer,
+// each timed, and which one each way of choosing picks.
+func autotune(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := recordedOr(env, l, step, func() ([]lessons.Result, error) {
+		g, bind, free, err := layer(env)
+		if err != nil {
+			return nil, err
+		}
+		defer free()
+		rep, err := g.Plan(env.Dev, bind, cudnnx.Options{Autotune: true, NoCache: true})
+		if err != nil {
+			return nil, err
+		}
+		var out []lessons.Result
+		for i, c := range rep.Candidates {
+			detail := ""
+			switch {
+			case i == rep.Chosen && i == 0:
+				detail = "the heuristics' choice, and autotuning's"
+			case i == rep.Chosen:
+				detail = "chosen by autotuning"
+			case i == 0:
+				detail = "the heuristics' choice"
+			}
+			if c.Err != "" {
+				detail = c.Err
+			}
+			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: fmt.Sprintf("config %d: engine %d", i+1, c.Engine),
+				Size: lessons.ConvLabel(benchShape), Dims: benchShape, DType: "float16", MedianMs: c.Time.Seconds() * 1e3,
+				Workspace: c.Workspace, Detail: detail}))
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	t := &lessons.Table{
+		Headers: []string{"candidate (engines differ in their knobs too)", "time (ms)", "workspace (KiB)", ""},
+		Right:   []bool{false, true, true, false},
+		Notes:   []string{lessons.ConvLabel(benchShape) + " conv+bias+ReLU, fp16 NHWC, in the heuristics' order · " + lessons.ResultSet{Results: rs}.Source()},
+	}
+	for _, r := range rs {
+		ms := "—"
+		if r.MedianMs > 0 {
+			ms = fmt.Sprintf("%.4f", r.MedianMs)
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, ms, fmt.Sprintf("%.0f", float64(r.Workspace)/1024), r.Detail})
+	}
+	env.PrintTable(t)
+	return nil
+}
