@@ -120,6 +120,9 @@ func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
 	if err := g.validate(); err != nil {
 		return nil, nil, err
 	}
+	if g.Tuned {
+		return c.prepareTuned(g)
+	}
 	h, err := c.cublas()
 	if err != nil {
 		return nil, nil, err

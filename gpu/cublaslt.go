@@ -19,6 +19,12 @@ type cublasLtAPI struct {
 	cublasLtMatrixLayoutCreate     func(l *uintptr, dtype int32, rows, cols uint64, ld int64) int32
 	cublasLtMatrixLayoutDestroy    func(l uintptr) int32
 	cublasLtMatmul                 func(h, desc uintptr, alpha uintptr, a uint64, adesc uintptr, b uint64, bdesc uintptr, beta uintptr, c uint64, cdesc uintptr, d uint64, ddesc uintptr, algo uintptr, ws uint64, wsSize uint64, stream uintptr) int32
+
+	cublasLtMatrixLayoutSetAttribute     func(l uintptr, attr int32, buf unsafe.Pointer, size uint64) int32
+	cublasLtMatmulPreferenceCreate       func(p *uintptr) int32
+	cublasLtMatmulPreferenceDestroy      func(p uintptr) int32
+	cublasLtMatmulPreferenceSetAttribute func(p uintptr, attr int32, buf unsafe.Pointer, size uint64) int32
+	cublasLtMatmulAlgoGetHeuristic       func(h, desc, a, b, c, d, pref uintptr, requested int32, results unsafe.Pointer, count *int32) int32
 }
 
 var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
@@ -29,13 +35,18 @@ var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
 	}
 	b := &cublasLtAPI{lib: lib}
 	err = lib.bind(map[string]any{
-		"cublasLtCreate":                 &b.cublasLtCreate,
-		"cublasLtMatmulDescCreate":       &b.cublasLtMatmulDescCreate,
-		"cublasLtMatmulDescDestroy":      &b.cublasLtMatmulDescDestroy,
-		"cublasLtMatmulDescSetAttribute": &b.cublasLtMatmulDescSetAttribute,
-		"cublasLtMatrixLayoutCreate":     &b.cublasLtMatrixLayoutCreate,
-		"cublasLtMatrixLayoutDestroy":    &b.cublasLtMatrixLayoutDestroy,
-		"cublasLtMatmul":                 &b.cublasLtMatmul,
+		"cublasLtCreate":                       &b.cublasLtCreate,
+		"cublasLtMatmulDescCreate":             &b.cublasLtMatmulDescCreate,
+		"cublasLtMatmulDescDestroy":            &b.cublasLtMatmulDescDestroy,
+		"cublasLtMatmulDescSetAttribute":       &b.cublasLtMatmulDescSetAttribute,
+		"cublasLtMatrixLayoutCreate":           &b.cublasLtMatrixLayoutCreate,
+		"cublasLtMatrixLayoutDestroy":          &b.cublasLtMatrixLayoutDestroy,
+		"cublasLtMatmul":                       &b.cublasLtMatmul,
+		"cublasLtMatrixLayoutSetAttribute":     &b.cublasLtMatrixLayoutSetAttribute,
+		"cublasLtMatmulPreferenceCreate":       &b.cublasLtMatmulPreferenceCreate,
+		"cublasLtMatmulPreferenceDestroy":      &b.cublasLtMatmulPreferenceDestroy,
+		"cublasLtMatmulPreferenceSetAttribute": &b.cublasLtMatmulPreferenceSetAttribute,
+		"cublasLtMatmulAlgoGetHeuristic":       &b.cublasLtMatmulAlgoGetHeuristic,
 	})
 	if err != nil {
 		return nil, err

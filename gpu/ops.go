@@ -56,6 +56,10 @@ type GEMM struct {
 	StrideA        int64
 	StrideB        int64
 	StrideC        int64
+	// Tuned runs the product through cuBLASLt with the fastest of the
+	// algorithms its heuristics offer for this shape, each timed on first
+	// use (once per shape and context), instead of cuBLAS's default pick.
+	Tuned bool
 }
 
 func (l Launch) opName() string  { return l.Kernel.Name }

@@ -21,6 +21,7 @@ var results embed.FS
 const (
 	cublasEach    = "cuBLAS, one call each"
 	cublasBatched = "cuBLAS strided batched"
+	cublasTuned   = "cuBLASLt strided batched, tuned"
 	kernelEach    = "matmul_v3"      // launched once per product
 	kernelBatched = "matmul_batched" // one launch for the batch
 )
@@ -48,6 +49,7 @@ func problem() *lessons.Problem {
 		Impls: []lessons.Impl{
 			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},
 			{Name: cublasBatched, Summary: "cublasGemmStridedBatchedEx, one call", Library: true},
+			{Name: cublasTuned, Summary: "one cuBLASLt call, with the fastest of the algorithms its heuristics offer for this shape", Library: true},
 			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024},
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
 		},
@@ -111,9 +113,9 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 		for i := range c.batch {
 			ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: at(c.da, i, sa), B: at(c.db, i, sb), C: at(c.dc, i, sc), Alpha: 1, Type: gpu.FP32})
 		}
-	case cublasBatched:
+	case cublasBatched, cublasTuned:
 		ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32,
-			Batch: c.batch, StrideA: int64(sa), StrideB: int64(sb), StrideC: int64(sc)})
+			Batch: c.batch, StrideA: int64(sa), StrideB: int64(sb), StrideC: int64(sc), Tuned: impl.Name == cublasTuned})
 	case kernelEach:
 		for i := range c.batch {
 			ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32)), Block: gpu.Dim(32, 32),
@@ -181,7 +183,7 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 		Right:   []bool{false, true, true, true, true},
 		Notes:   []string{"40 products of 256³, " + lessons.ResultSet{Results: rs}.Source()},
 	}
-	launches := map[string]int{cublasEach: 40, cublasBatched: 1, kernelEach: 40, kernelBatched: 1}
+	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1}
 	for _, im := range l.Problem.Impls {
 		r, ok := byName[im.Name]
 		if !ok {
