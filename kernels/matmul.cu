@@ -258,3 +258,78 @@ extern "C" __global__ void matmul_batched(const float* A, const float* B, float*
     }
     if (row < M && col < N) C[row * N + col] = acc;
 }
+
+// matmul_batched_v7 is v7's scheme on 64×64 tiles of 64 threads, over a
+// batch (blockIdx.z picks the product): a 256×256 product is only 4 tiles
+// of 128×128, so forty of them would leave a 132-SM GPU with 160 big blocks
+// in two uneven waves; 64×64 tiles make 640 small blocks that fit in one.
+// Needs K and N to be multiples of 4.
+extern "C" __global__ void __launch_bounds__(64) matmul_batched_v7(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 64, BN = 64, BK = 16;
+    __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
+    __shared__ float4 Bs4[2][BK * BN / 4];  // stage, then Bs[k][n]
+    A += (size_t)blockIdx.z * M * K;
+    B += (size_t)blockIdx.z * K * N;
+    C += (size_t)blockIdx.z * M * N;
+    int tid = threadIdx.x;
+    int trow = tid / 8, tcol = tid % 8;
+    int aRow = tid / 4, aCol4 = tid % 4;    // A: 64 rows × 4 float4s, four passes of 16 rows
+    int bRow = tid / 16, bCol4 = tid % 16;  // B: 16 rows × 16 float4s, four passes of 4 rows
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    float4 ra[4], rb[4];
+    float acc[8][8] = {{0.0f}};
+
+    auto fetch = [&](int t) {
+        for (int h = 0; h < 4; h++) {
+            int gr = row0 + aRow + 16 * h, gc = t + 4 * aCol4;
+            ra[h] = (gr < M && gc < K) ? *reinterpret_cast<const float4*>(&A[(size_t)gr * K + gc]) : make_float4(0, 0, 0, 0);
+            gr = t + bRow + 4 * h;
+            gc = col0 + 4 * bCol4;
+            rb[h] = (gr < K && gc < N) ? *reinterpret_cast<const float4*>(&B[(size_t)gr * N + gc]) : make_float4(0, 0, 0, 0);
+        }
+    };
+    auto stash = [&](int s) {
+        float* As = reinterpret_cast<float*>(As4[s]);
+        for (int h = 0; h < 4; h++) {
+            int r = aRow + 16 * h;
+            As[(4 * aCol4 + 0) * BM + r] = ra[h].x;
+            As[(4 * aCol4 + 1) * BM + r] = ra[h].y;
+            As[(4 * aCol4 + 2) * BM + r] = ra[h].z;
+            As[(4 * aCol4 + 3) * BM + r] = ra[h].w;
+            Bs4[s][(bRow + 4 * h) * (BN / 4) + bCol4] = rb[h];
+        }
+    };
+
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    int s = 0;
+    for (int t = 0; t < K; t += BK) {
+        bool more = t + BK < K;
+        if (more) fetch(t + BK);
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            float4 a0 = As4[s][(k * BM + trow * 4) / 4], a1 = As4[s][(k * BM + 32 + trow * 4) / 4];
+            float4 b0 = Bs4[s][(k * BN + tcol * 4) / 4], b1 = Bs4[s][(k * BN + 32 + tcol * 4) / 4];
+            float ra8[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float rb8[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] += ra8[i] * rb8[j];
+        }
+        if (more) stash(s ^ 1);
+        __syncthreads();
+        s ^= 1;
+    }
+    for (int i = 0; i < 8; i++) {
+        int row = row0 + (i < 4 ? trow * 4 + i : 32 + trow * 4 + i - 4);
+        if (row >= M) continue;
+        for (int h = 0; h < 2; h++) {
+            int col = col0 + 32 * h + tcol * 4;
+            if (col < N)
+                *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
+                    make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
+        }
+    }
+}
