@@ -117,35 +117,44 @@ func (lc *LibContext) State(make func() (any, error)) (any, error) {
 }
 
 // Time runs enqueue reps times after warmup untimed runs and returns the
-// device time of each timed run, between CUDA events on the stream.
+// device time of each timed run. The runs are enqueued back to back, an
+// event between each two, and timed from the events once all are done: the
+// GPU goes from one run to the next without waiting for the host, so no
+// run's time includes the host's enqueueing.
 func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Duration, error) {
 	d, s := lc.c.d, lc.c.stream
-	var start, end uintptr
-	if err := d.check(d.cuEventCreate(&start, 0), "cuEventCreate", ""); err != nil {
-		return nil, err
+	events := make([]uintptr, reps+1)
+	defer func() {
+		for _, e := range events {
+			if e != 0 {
+				d.cuEventDestroy(e)
+			}
+		}
+	}()
+	for i := range events {
+		if err := d.check(d.cuEventCreate(&events[i], 0), "cuEventCreate", lc.lib); err != nil {
+			return nil, err
+		}
 	}
-	defer d.cuEventDestroy(start)
-	if err := d.check(d.cuEventCreate(&end, 0), "cuEventCreate", ""); err != nil {
-		return nil, err
-	}
-	defer d.cuEventDestroy(end)
 	for i := 0; i < warmup; i++ {
 		if err := enqueue(); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]time.Duration, 0, reps)
-	for i := 0; i < reps; i++ {
-		d.cuEventRecord(start, s)
+	d.cuEventRecord(events[0], s)
+	for i := 1; i <= reps; i++ {
 		if err := enqueue(); err != nil {
 			return nil, err
 		}
-		d.cuEventRecord(end, s)
-		if err := d.check(d.cuEventSynchronize(end), "cuEventSynchronize", lc.lib); err != nil {
-			return nil, err
-		}
+		d.cuEventRecord(events[i], s)
+	}
+	if err := d.check(d.cuEventSynchronize(events[reps]), "cuEventSynchronize", lc.lib); err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, 0, reps)
+	for i := 1; i <= reps; i++ {
 		var ms float32
-		if err := d.check(d.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime", lc.lib); err != nil {
+		if err := d.check(d.cuEventElapsedTime(&ms, events[i-1], events[i]), "cuEventElapsedTime", lc.lib); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Duration(float64(ms)*1e6))
