@@ -128,14 +128,7 @@ func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
 		return nil, nil, err
 	}
 	api := h.api
-	out := g.OutType
-	if out == 0 {
-		out = g.Type
-	}
-	compute := g.Compute
-	if compute == 0 {
-		compute = Compute32F
-	}
+	out, compute := g.outType(), g.compute()
 	s := &gemmScalars{}
 	s.v[0], s.v[1] = float32bits(g.Alpha), float32bits(g.Beta)
 	if compute == Compute16F {
@@ -183,6 +176,22 @@ func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
 		}
 	}
 	return run, s.pinner.Unpin, nil
+}
+
+// outType is the type of C: OutType, or Type when it is 0.
+func (g GEMM) outType() DType {
+	if g.OutType == 0 {
+		return g.Type
+	}
+	return g.OutType
+}
+
+// compute is how the product accumulates: Compute, or Compute32F when 0.
+func (g GEMM) compute() Compute {
+	if g.Compute == 0 {
+		return Compute32F
+	}
+	return g.Compute
 }
 
 func (g GEMM) validate() error {

@@ -50,14 +50,7 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 	}
 	api := lt.api
 	var blas cublasAPI // for status names
-	out := g.OutType
-	if out == 0 {
-		out = g.Type
-	}
-	compute := g.Compute
-	if compute == 0 {
-		compute = Compute32F
-	}
+	out, compute := g.outType(), g.compute()
 	var desc, pref uintptr
 	var layouts [3]uintptr // B (cuBLASLt's A), A (its B), C
 	var cleanups []func()

@@ -73,24 +73,16 @@ func roundTo(dt gpu.DType, v float64) float64 {
 // Layout returns v, logical NCHW with dims n×c×h×w, in memory order: NHWC
 // when nhwc, else unchanged.
 func Layout(v []float64, n, c, h, w int, nhwc bool) []float64 {
-	if !nhwc {
-		return v
-	}
-	out := make([]float64, len(v))
-	for in := range n {
-		for ic := range c {
-			for ih := range h {
-				for iw := range w {
-					out[((in*h+ih)*w+iw)*c+ic] = v[((in*c+ic)*h+ih)*w+iw]
-				}
-			}
-		}
-	}
-	return out
+	return permute(v, n, c, h, w, nhwc, true)
 }
 
 // Logical is the inverse of Layout: memory order back to NCHW.
 func Logical(v []float64, n, c, h, w int, nhwc bool) []float64 {
+	return permute(v, n, c, h, w, nhwc, false)
+}
+
+// permute moves v between NCHW and NHWC order, toward NHWC when toNHWC.
+func permute(v []float64, n, c, h, w int, nhwc, toNHWC bool) []float64 {
 	if !nhwc {
 		return v
 	}
@@ -99,7 +91,12 @@ func Logical(v []float64, n, c, h, w int, nhwc bool) []float64 {
 		for ic := range c {
 			for ih := range h {
 				for iw := range w {
-					out[((in*c+ic)*h+ih)*w+iw] = v[((in*h+ih)*w+iw)*c+ic]
+					nchw, nhwcAt := ((in*c+ic)*h+ih)*w+iw, ((in*h+ih)*w+iw)*c+ic
+					if toNHWC {
+						out[nhwcAt] = v[nchw]
+					} else {
+						out[nchw] = v[nhwcAt]
+					}
 				}
 			}
 		}
