@@ -85,22 +85,35 @@ func (c *mcase) Free() {
 // version at K = 4096, beside its measured rate where there is one.
 func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
 	const k = 4096
-	rates := map[string]float64{}
-	var lib float64
-	rs := env.Results.Filter("The ladder", "bench")
-	if len(rs) == 0 {
-		rs = l.Recorded().Filter("The ladder", "bench")
-	}
-	for _, r := range rs {
-		rates[r.Variant] = r.Throughput
-		if r.Variant == "cuBLAS" {
-			lib = r.Throughput
-		}
-	}
 	t := &lessons.Table{
 		Headers: []string{"version", "tile", "bytes read per output", "TFLOP/s at 4096³", "% of cuBLAS"},
 		Right:   []bool{false, true, true, true, true},
 	}
+	// rates returns a step's TFLOP/s at 4096³ by variant, and the library's.
+	rates := func(step, library string) (map[string]float64, float64, []lessons.Result) {
+		rs := env.Results.Filter(step, "bench")
+		if len(rs) == 0 {
+			rs = l.Recorded().Filter(step, "bench")
+		}
+		by := map[string]float64{}
+		for _, r := range rs {
+			if r.Dims[0] == k {
+				by[r.Variant] = r.Throughput
+			}
+		}
+		return by, by[library], rs
+	}
+	row := func(name string, tile [2]int, bytes, rate, lib float64) {
+		r, share := "—", "—"
+		if rate > 0 {
+			r = fmt.Sprintf("%.1f", rate)
+			if lib > 0 {
+				share = fmt.Sprintf("%.1f", 100*rate/lib)
+			}
+		}
+		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), r, share})
+	}
+	fp32, lib32, rs := rates("The ladder", "cuBLAS")
 	for _, im := range l.Problem.Impls {
 		tile, ok := tiles[im.Name]
 		if !ok {
@@ -110,17 +123,18 @@ func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
 		if im.Name == "matmul_v1" {
 			bytes = 4*k*8 + 4*k // each 32-byte sector of A carries one useful float; B is broadcast
 		}
-		rate, share := "—", "—"
-		if v, ok := rates[im.Name]; ok {
-			rate = fmt.Sprintf("%.1f", v)
-			if lib > 0 {
-				share = fmt.Sprintf("%.1f", 100*v/lib)
-			}
-		}
-		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), rate, share})
+		row(im.Name, tile, bytes, fp32[im.Name], lib32)
 	}
-	if len(rs) > 0 {
-		t.Notes = append(t.Notes, "rates: "+lessons.ResultSet{Results: rs}.Source())
+	// Tensor cores, fp16: two bytes per element; % of cuBLAS fp16.
+	fp16, lib16, rs16 := rates("Tensor cores against cuBLAS", "cuBLAS fp16")
+	for _, v := range []struct {
+		name string
+		tile [2]int
+	}{{"matmul_tc_v1", [2]int{16, 16}}, {"matmul_tc_v2", [2]int{128, 128}}, {"matmul_tc_v3", [2]int{128, 256}}} {
+		row(v.name+" (fp16)", v.tile, 2*float64(k)*(1/float64(v.tile[0])+1/float64(v.tile[1])), fp16[v.name], lib16)
+	}
+	if len(rs)+len(rs16) > 0 {
+		t.Notes = append(t.Notes, "rates: "+lessons.ResultSet{Results: append(rs, rs16...)}.Source()+"; tensor-core rows against cuBLAS fp16")
 	} else {
 		t.Notes = append(t.Notes, "rates: run 'bench' to measure them")
 	}
