@@ -107,8 +107,22 @@ func cmdDevice(stdout, stderr io.Writer) int {
 	if free, total, err := dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
+	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnnVersion())
 	tw.Flush()
 	return 0
+}
+
+// cudnnVersion is cuDNN's version, or why lessons 10 and 11 cannot run live.
+func cudnnVersion() string {
+	v, err := gpu.CudnnVersion()
+	var ue *gpu.UnavailableError
+	switch {
+	case errors.As(err, &ue):
+		return ue.Reason
+	case err != nil:
+		return err.Error()
+	}
+	return v
 }
 
 func cmdVersion(stdout io.Writer) int {
@@ -125,6 +139,11 @@ func cmdVersion(stdout io.Writer) int {
 		fmt.Fprintf(stdout, "NVRTC %s\n", v)
 	} else {
 		fmt.Fprintf(stdout, "%v\n", err)
+	}
+	if v, err := gpu.CudnnVersion(); err == nil {
+		fmt.Fprintf(stdout, "cuDNN %s\n", v)
+	} else {
+		fmt.Fprintln(stdout, cudnnVersion())
 	}
 	return 0
 }
