@@ -166,7 +166,9 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v6(const float* A, cons
 // into registers while the current ones feed the math, so global loads overlap
 // arithmetic, and each thread's 8×8 outputs are two 4×4 halves 64 apart, so a
 // warp's float4 reads of shared memory hit consecutive addresses (no bank
-// conflicts). Needs K and N to be multiples of 4.
+// conflicts); the reads index float4s directly (k·32 + row), an offset the
+// compiler folds into each load instead of computing an address for it.
+// Needs K and N to be multiples of 4.
 extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -211,8 +213,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, cons
         if (more) fetch(t + BK);  // in flight while the math below runs
 #pragma unroll
         for (int k = 0; k < BK; k++) {
-            float4 a0 = As4[s][(k * BM + trow * 4) / 4], a1 = As4[s][(k * BM + 64 + trow * 4) / 4];
-            float4 b0 = Bs4[s][(k * BN + tcol * 4) / 4], b1 = Bs4[s][(k * BN + 64 + tcol * 4) / 4];
+            float4 a0 = As4[s][k * (BM / 4) + trow], a1 = As4[s][k * (BM / 4) + 16 + trow];
+            float4 b0 = Bs4[s][k * (BN / 4) + tcol], b1 = Bs4[s][k * (BN / 4) + 16 + tcol];
             float ra8[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             float rb8[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -309,8 +311,8 @@ extern "C" __global__ void __launch_bounds__(64) matmul_batched_v7(const float* 
         if (more) fetch(t + BK);
 #pragma unroll
         for (int k = 0; k < BK; k++) {
-            float4 a0 = As4[s][(k * BM + trow * 4) / 4], a1 = As4[s][(k * BM + 32 + trow * 4) / 4];
-            float4 b0 = Bs4[s][(k * BN + tcol * 4) / 4], b1 = Bs4[s][(k * BN + 32 + tcol * 4) / 4];
+            float4 a0 = As4[s][k * (BM / 4) + trow], a1 = As4[s][k * (BM / 4) + 8 + trow];
+            float4 b0 = Bs4[s][k * (BN / 4) + tcol], b1 = Bs4[s][k * (BN / 4) + 8 + tcol];
             float ra8[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             float rb8[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll

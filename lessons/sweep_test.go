@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,16 @@ func TestConvLayoutRoundTrip(t *testing.T) {
 	}
 	if got := Layout(v, n, c, h, w, false); &got[0] != &v[0] {
 		t.Error("Layout(NCHW) copied; it should return v as it is")
+	}
+}
+
+func TestTolFP32Sum(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{1, TolFP32Reduction}, {2048, TolFP32Reduction}, {8192, 2 * TolFP32Reduction}} {
+		if got := TolFP32Sum(tc.k); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("TolFP32Sum(%d) = %g, want %g", tc.k, got, tc.want)
+		}
 	}
 }

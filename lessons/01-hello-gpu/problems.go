@@ -207,7 +207,7 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 	}
 	switch c.last {
 	case "cuBLAS fp32":
-		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolFP32Reduction, false)
+		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolFP32Sum(c.k), false)
 	case "cuBLAS tf32":
 		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolTF32, true)
 	}

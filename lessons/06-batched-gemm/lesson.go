@@ -154,7 +154,7 @@ func (c *bcase) Check() (lessons.CheckStats, error) {
 	var worst lessons.CheckStats
 	sa, sb, sc := c.m*c.k, c.k*c.n, c.m*c.n
 	for i := range c.batch {
-		st, err := lessons.MatmulCheck(got[i*sc:(i+1)*sc], c.a[i*sa:(i+1)*sa], c.b[i*sb:(i+1)*sb], c.m, c.n, c.k, c.samples[i], lessons.TolFP32Reduction, false)
+		st, err := lessons.MatmulCheck(got[i*sc:(i+1)*sc], c.a[i*sa:(i+1)*sa], c.b[i*sb:(i+1)*sb], c.m, c.n, c.k, c.samples[i], lessons.TolFP32Sum(c.k), false)
 		if err != nil {
 			return st, fmt.Errorf("product %d of %d: %w", i, c.batch, err)
 		}
