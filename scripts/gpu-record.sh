@@ -21,7 +21,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 fi
 # LESSONS and NOTEBOOKS narrow a run to some lessons (default: all).
 LESSONS=${LESSONS:-$(build/cudarepl lessons | awk '{print $2}')}
-NOTEBOOKS=${NOTEBOOKS:-$(ls notebooks/*.ipynb)}
+NOTEBOOKS=${NOTEBOOKS-$(ls notebooks/*.ipynb)} # set but empty: none
 for l in $LESSONS; do
   step build/cudarepl bench "$l" --json "$OUT/results/$l.json" --plots /tmp/cudarepl-plots
 done
