@@ -32,8 +32,8 @@ type Context struct {
 	graphs   map[uint64]uintptr // CUgraphExec → CUgraph
 	blas     *blasHandle
 	lt       *ltHandle
-	libState map[string]any       // per Library, see LibContext.State
-	ltTuned  map[string]*ltTuning // cuBLASLt algorithms chosen per GEMM shape
+	libState map[string]any    // per Library, see LibContext.State
+	ltTuned  map[string]ltAlgo // cuBLASLt algorithm chosen per GEMM shape
 	flushBuf DevicePtr
 	poison   error // the sticky fault that made the context unusable
 }
@@ -55,7 +55,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]uintptr{}, libState: map[string]any{}, ltTuned: map[string]*ltTuning{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]uintptr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)

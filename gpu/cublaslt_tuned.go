@@ -2,8 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"runtime"
-	"sort"
 	"time"
 	"unsafe"
 )
@@ -26,12 +26,6 @@ type ltHeuristicResult struct {
 	state     int32
 	waves     float32
 	reserved  [4]int32
-}
-
-// ltTuning is the algorithm chosen for one GEMM shape, and what it beat.
-type ltTuning struct {
-	algo  ltAlgo
-	times []time.Duration // of every candidate that ran, fastest first
 }
 
 // tunedKey identifies the shapes and layouts that share a tuning.
@@ -123,7 +117,7 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 	}
 
 	key := g.tunedKey()
-	tuned, ok := c.ltTuned[key]
+	best, ok := c.ltTuned[key]
 	if !ok {
 		if err := blas.check(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", detail); err != nil {
 			return fail(err)
@@ -139,36 +133,27 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 			ltHeuristicCandidates, unsafe.Pointer(&results[0]), &n), "cublasLtMatmulAlgoGetHeuristic", detail); err != nil {
 			return fail(err)
 		}
-		lc := &LibContext{c: c, lib: "cuBLASLt"}
-		type timed struct {
-			algo ltAlgo
-			t    time.Duration
-		}
-		var ran []timed
+		fastest := time.Duration(math.MaxInt64)
 		for i := range int(n) {
 			if results[i].state != 0 || results[i].workspace > ltWorkspace {
 				continue
 			}
 			algo := &results[i].algo
-			ts, err := lc.Time(func() error { return call(algo) }, 2, 7)
+			ts, err := c.timeRuns(detail, func() error { return call(algo) }, 2, 7)
 			if err != nil {
 				continue // this candidate cannot run here; the others may
 			}
-			sort.Slice(ts, func(a, b int) bool { return ts[a] < ts[b] })
-			ran = append(ran, timed{results[i].algo, ts[len(ts)/2]})
+			if t := Summarize(ts).Median; t < fastest {
+				fastest, best, ok = t, results[i].algo, true
+			}
 		}
-		if len(ran) == 0 {
+		if !ok {
 			return fail(fmt.Errorf("gpu: %s: none of the %d algorithms cuBLASLt offered ran", detail, n))
 		}
-		sort.Slice(ran, func(a, b int) bool { return ran[a].t < ran[b].t })
-		tuned = &ltTuning{algo: ran[0].algo}
-		for _, r := range ran {
-			tuned.times = append(tuned.times, r.t)
-		}
-		c.ltTuned[key] = tuned
+		c.ltTuned[key] = best
 	}
 	algo := new(ltAlgo)
-	*algo = tuned.algo
+	*algo = best
 	pin.Pin(algo)
 	return func() error { return call(algo) }, done, nil
 }

@@ -1,10 +1,7 @@
 package gpu
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
-	"sort"
 	"time"
 	"unsafe"
 )
@@ -55,9 +52,7 @@ func CudnnConvAlgosCall(cv CudnnConv) []byte {
 
 // DecodeCudnnAlgoReports decodes CallLibrary's answer to CudnnConvAlgosCall.
 func DecodeCudnnAlgoReports(b []byte) ([]CudnnAlgoReport, error) {
-	var r []CudnnAlgoReport
-	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r)
-	return r, err
+	return gobDecode[[]CudnnAlgoReport](b)
 }
 
 // CudnnConvOp runs cv with algorithm cv.Algo on the stream.
@@ -207,8 +202,7 @@ func (st *cudnnState) convAlgos(lc *LibContext, cv CudnnConv) ([]CudnnAlgoReport
 		if err == nil {
 			var ts []time.Duration
 			if ts, err = lc.Time(run, 2, 9); err == nil {
-				sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-				r.Time = ts[len(ts)/2]
+				r.Time = Summarize(ts).Median
 			}
 		}
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 	"unsafe"
@@ -117,11 +116,7 @@ func CudnnPlanCall(r CudnnRun) []byte { return gobBytes(cudnnRequest{Kind: "plan
 func CudnnDropCacheCall() []byte { return gobBytes(cudnnRequest{Kind: "drop_cache"}) }
 
 // DecodeCudnnPlanReport decodes CallLibrary's answer to CudnnPlanCall.
-func DecodeCudnnPlanReport(b []byte) (CudnnPlanReport, error) {
-	var r CudnnPlanReport
-	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r)
-	return r, err
-}
+func DecodeCudnnPlanReport(b []byte) (CudnnPlanReport, error) { return gobDecode[CudnnPlanReport](b) }
 
 // CudnnOp executes r on the stream, building its plan first if the cache
 // has none.
@@ -131,6 +126,13 @@ func CudnnOp(r CudnnRun) LibOp {
 		what += " (autotuned)"
 	}
 	return LibOp{Lib: "cudnn", What: what, Data: gobBytes(cudnnRequest{Kind: "run", Run: r})}
+}
+
+// gobDecode is the inverse of gobBytes.
+func gobDecode[T any](b []byte) (T, error) {
+	var v T
+	err := gob.NewDecoder(bytes.NewReader(b)).Decode(&v)
+	return v, err
 }
 
 func gobBytes(v any) []byte {
@@ -145,20 +147,19 @@ var _ = registerLibrary("cudnn", cudnnLibrary{})
 
 type cudnnLibrary struct{}
 
-func decodeRequest(data []byte) (cudnnRequest, error) {
-	var req cudnnRequest
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&req); err != nil {
-		return req, fmt.Errorf("gpu: cudnn: bad request: %w", err)
+// request decodes a cuDNN request and finds (or makes) the context's cuDNN
+// state.
+func request(lc *LibContext, data []byte) (cudnnRequest, *cudnnState, error) {
+	req, err := gobDecode[cudnnRequest](data)
+	if err != nil {
+		return req, nil, fmt.Errorf("gpu: cudnn: bad request: %w", err)
 	}
-	return req, nil
+	st, err := cudnnStateOf(lc)
+	return req, st, err
 }
 
 func (cudnnLibrary) Prepare(lc *LibContext, data []byte) (func() error, func(), error) {
-	req, err := decodeRequest(data)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := cudnnStateOf(lc)
+	req, st, err := request(lc, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,7 +169,7 @@ func (cudnnLibrary) Prepare(lc *LibContext, data []byte) (func() error, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		return st.prepareExec(p, req.Run)
+		return st.execFunc(p.plan, p.report.Workspace, req.Run)
 	case "conv":
 		return st.prepareConv(req.Conv)
 	}
@@ -176,11 +177,7 @@ func (cudnnLibrary) Prepare(lc *LibContext, data []byte) (func() error, func(), 
 }
 
 func (cudnnLibrary) Call(lc *LibContext, data []byte) ([]byte, error) {
-	req, err := decodeRequest(data)
-	if err != nil {
-		return nil, err
-	}
-	st, err := cudnnStateOf(lc)
+	req, st, err := request(lc, data)
 	if err != nil {
 		return nil, err
 	}
@@ -534,12 +531,7 @@ func (st *cudnnState) timePlan(lc *LibContext, plan *desc, ws int64, r CudnnRun)
 	if err != nil {
 		return 0, err
 	}
-	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	return ts[len(ts)/2], nil
-}
-
-func (st *cudnnState) prepareExec(p *cudnnPlan, r CudnnRun) (func() error, func(), error) {
-	return st.execFunc(p.plan, p.report.Workspace, r)
+	return Summarize(ts).Median, nil
 }
 
 // execFunc builds the variant pack for r and returns a function that

@@ -70,8 +70,8 @@ func (op LibOp) opName() string { return op.What }
 
 func init() { gob.Register(LibOp{}) }
 
-// LibContext is what a Library sees of the context: its stream, memory,
-// timing, and state kept for the context's life. Valid only during the
+// LibContext is what a Library sees of the context: its stream, timing,
+// and state kept for the context's life. Valid only during the
 // Prepare or Call it is passed to.
 type LibContext struct {
 	c   *Context
@@ -80,27 +80,6 @@ type LibContext struct {
 
 // Stream is the context's CUstream, on which all work is ordered.
 func (lc *LibContext) Stream() uintptr { return lc.c.stream }
-
-// Info describes the GPU.
-func (lc *LibContext) Info() DeviceInfo { return lc.c.info }
-
-// Alloc allocates device memory (cuMemAlloc_v2).
-func (lc *LibContext) Alloc(bytes int64) (DevicePtr, error) {
-	if bytes <= 0 {
-		return 0, fmt.Errorf("gpu: alloc %d bytes: size must be positive", bytes)
-	}
-	var p uint64
-	err := lc.c.d.check(lc.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes for %s", bytes, lc.lib))
-	return DevicePtr(p), err
-}
-
-// Free releases memory from Alloc.
-func (lc *LibContext) Free(p DevicePtr) error {
-	return lc.c.d.check(lc.c.d.cuMemFree(uint64(p)), "cuMemFree_v2", lc.lib)
-}
-
-// Sync waits for the stream.
-func (lc *LibContext) Sync() error { return lc.c.sync(lc.lib) }
 
 // State returns the library's state for this context, made by make on first
 // use. If the state is an io.Closer, it is closed with the context.
@@ -116,13 +95,18 @@ func (lc *LibContext) State(make func() (any, error)) (any, error) {
 	return s, nil
 }
 
-// Time runs enqueue reps times after warmup untimed runs and returns the
-// device time of each timed run. The runs are enqueued back to back, an
-// event between each two, and timed from the events once all are done: the
-// GPU goes from one run to the next without waiting for the host, so no
-// run's time includes the host's enqueueing.
+// Time is Context.timeRuns for the library's work.
 func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Duration, error) {
-	d, s := lc.c.d, lc.c.stream
+	return lc.c.timeRuns(lc.lib, enqueue, warmup, reps)
+}
+
+// timeRuns runs enqueue reps times after warmup untimed runs and returns the
+// device time of each timed run, on the GPU thread. The runs are enqueued
+// back to back, an event between each two, and timed from the events once
+// all are done: the GPU goes from one run to the next without waiting for
+// the host, so no run's time includes the host's enqueueing.
+func (c *Context) timeRuns(what string, enqueue func() error, warmup, reps int) ([]time.Duration, error) {
+	d, s := c.d, c.stream
 	events := make([]uintptr, reps+1)
 	defer func() {
 		for _, e := range events {
@@ -132,7 +116,7 @@ func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Durat
 		}
 	}()
 	for i := range events {
-		if err := d.check(d.cuEventCreate(&events[i], 0), "cuEventCreate", lc.lib); err != nil {
+		if err := d.check(d.cuEventCreate(&events[i], 0), "cuEventCreate", what); err != nil {
 			return nil, err
 		}
 	}
@@ -148,13 +132,13 @@ func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Durat
 		}
 		d.cuEventRecord(events[i], s)
 	}
-	if err := d.check(d.cuEventSynchronize(events[reps]), "cuEventSynchronize", lc.lib); err != nil {
+	if err := d.check(d.cuEventSynchronize(events[reps]), "cuEventSynchronize", what); err != nil {
 		return nil, err
 	}
 	out := make([]time.Duration, 0, reps)
 	for i := 1; i <= reps; i++ {
 		var ms float32
-		if err := d.check(d.cuEventElapsedTime(&ms, events[i-1], events[i]), "cuEventElapsedTime", lc.lib); err != nil {
+		if err := d.check(d.cuEventElapsedTime(&ms, events[i-1], events[i]), "cuEventElapsedTime", what); err != nil {
 			return nil, err
 		}
 		out = append(out, time.Duration(float64(ms)*1e6))
