@@ -217,3 +217,43 @@ func (e *Env) FreeAll(ptrs ...gpu.DevicePtr) {
 		}
 	}
 }
+
+// UploadPair uploads the inputs a and b and allocates out bytes for the
+// result: the device memory of a two-input case. On failure nothing stays
+// allocated.
+func UploadPair[T gpu.Element](env *Env, a, b []T, out int64) (da, db, dc gpu.DevicePtr, err error) {
+	if da, err = gpu.Upload(env.Dev, a); err == nil {
+		if db, err = gpu.Upload(env.Dev, b); err == nil {
+			dc, err = env.Dev.Alloc(out)
+		}
+	}
+	if err != nil {
+		env.FreeAll(da, db)
+		return 0, 0, 0, err
+	}
+	return da, db, dc, nil
+}
+
+// Measured returns what live measures on a GPU; without one, the results
+// recorded for step, saying where they come from. ok is false when there is
+// nothing to show (live failed, or nothing was recorded).
+func (e *Env) Measured(l *Lesson, step string, live func() ([]Result, error)) (rs []Result, ok bool, err error) {
+	if e.Live() {
+		rs, err = live()
+		return rs, err == nil, err
+	}
+	rs = e.replayed(l, step)
+	return rs, len(rs) > 0, nil
+}
+
+// replayed returns the bench results recorded for step, after saying that
+// they are replayed, or that there are none.
+func (e *Env) replayed(l *Lesson, step string) []Result {
+	rs := l.recorded.Filter(step, "bench")
+	if len(rs) == 0 {
+		e.printf("No GPU here, and no results were recorded for this step.\n")
+		return nil
+	}
+	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, l.recorded.Source())
+	return rs
+}

@@ -145,3 +145,39 @@ func TestTolFP32Sum(t *testing.T) {
 		}
 	}
 }
+
+// memDev is a device whose allocations fail past a budget and which
+// remembers what is still allocated.
+type memDev struct {
+	fakeDev
+	allocs int // how many allocations succeed
+	live   map[gpu.DevicePtr]bool
+}
+
+func (d *memDev) Alloc(n int64) (gpu.DevicePtr, error) {
+	if d.allocs == 0 {
+		return 0, errors.New("out of memory")
+	}
+	d.allocs--
+	p, _ := d.fakeDev.Alloc(n)
+	d.live[p] = true
+	return p, nil
+}
+func (d *memDev) Free(p gpu.DevicePtr) error        { delete(d.live, p); return nil }
+func (d *memDev) Write(gpu.DevicePtr, []byte) error { return nil }
+
+// TestUploadPairFreesOnFailure: whichever of the three allocations fails,
+// nothing stays allocated; when none does, all three are there.
+func TestUploadPairFreesOnFailure(t *testing.T) {
+	a, b := []float32{1, 2}, []float32{3, 4}
+	for allocs := 0; allocs <= 3; allocs++ {
+		d := &memDev{allocs: allocs, live: map[gpu.DevicePtr]bool{}}
+		_, _, _, err := UploadPair(&Env{Dev: d}, a, b, 8)
+		switch {
+		case allocs < 3 && (err == nil || len(d.live) != 0):
+			t.Errorf("%d allocations allowed: err %v, %d left allocated; want an error and none", allocs, err, len(d.live))
+		case allocs == 3 && (err != nil || len(d.live) != 3):
+			t.Errorf("3 allocations allowed: err %v, %d allocated; want 3", err, len(d.live))
+		}
+	}
+}

@@ -80,15 +80,7 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	}
 	c := &vcase{env: env, n: n, want: want}
 	var err error
-	if c.a, err = gpu.Upload(env.Dev, a); err != nil {
-		return nil, err
-	}
-	if c.b, err = gpu.Upload(env.Dev, b); err != nil {
-		c.Free()
-		return nil, err
-	}
-	if c.c, err = env.Dev.Alloc(int64(4 * (n + guardElems))); err != nil {
-		c.Free()
+	if c.a, c.b, c.c, err = lessons.UploadPair(env, a, b, int64(4*(n+guardElems))); err != nil {
 		return nil, err
 	}
 	return c, nil

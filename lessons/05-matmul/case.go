@@ -26,15 +26,7 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	b32, b := lessons.RandomMatrix(k * n)
 	c.a, c.b = a, b
 	var err error
-	if c.da, err = gpu.Upload(env.Dev, a32); err != nil {
-		return nil, err
-	}
-	if c.db, err = gpu.Upload(env.Dev, b32); err != nil {
-		c.Free()
-		return nil, err
-	}
-	if c.dc, err = env.Dev.Alloc(int64(4 * m * n)); err != nil {
-		c.Free()
+	if c.da, c.db, c.dc, err = lessons.UploadPair(env, a32, b32, int64(4*m*n)); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -76,16 +76,8 @@ func setupHalf(env *lessons.Env, s lessons.Size, bf16 bool) (lessons.Case, error
 		return h
 	}
 	var err error
-	if c.da, err = gpu.Upload(env.Dev, round(c.a)); err != nil {
-		return nil, err
-	}
-	if c.db, err = gpu.Upload(env.Dev, round(c.b)); err != nil {
-		c.Free()
-		return nil, err
-	}
-	// Whole 32-bit words, so that Poison's word fill stays inside.
-	if c.dc, err = env.Dev.Alloc(int64(4 * ((m*n + 1) / 2))); err != nil {
-		c.Free()
+	// C in whole 32-bit words, so that Poison's word fill stays inside.
+	if c.da, c.db, c.dc, err = lessons.UploadPair(env, round(c.a), round(c.b), int64(4*((m*n+1)/2))); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -156,19 +156,19 @@ func legacyName(v variant, algo string) string {
 // algorithms times every legacy algorithm on the measured convolution in
 // NCHW fp32 and NHWC fp16, live, or shows the recorded table.
 func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
-	var rs []lessons.Result
-	if env.Live() {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		var rs []lessons.Result
 		sh := lessons.ConvOf(benchShape)
 		for _, v := range legacyCases {
 			b, err := lessons.NewConvData(sh, v.dt).Upload(env.Dev, v.dt, v.nhwc)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			cv := gpu.CudnnConv{N: sh.N, C: sh.C, H: sh.H, W: sh.W, K: sh.K, R: 3, S: 3, Pad: 1, Stride: 1, Type: v.dt, NHWC: v.nhwc, X: b.X, Wt: b.W, Y: b.Y}
 			algos, err := cudnnx.ConvAlgorithms(env.Dev, cv)
 			b.Free(env.Dev)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, a := range algos {
 				r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: legacyName(v, a.Name), Size: lessons.ConvLabel(benchShape),
@@ -179,12 +179,10 @@ func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
 				rs = append(rs, env.Record(r))
 			}
 		}
-	} else {
-		rs = l.Recorded().Filter(step, "bench")
-		if len(rs) == 0 {
-			fmt.Fprintln(env.Out, "No GPU here, and no results were recorded for this step.")
-			return nil
-		}
+		return rs, nil
+	})
+	if !ok {
+		return err
 	}
 	t := &lessons.Table{
 		Headers: []string{"layout, type: algorithm", "time (ms)", "TFLOP/s", "workspace (MiB)", "status"},

@@ -203,25 +203,10 @@ func layer(env *lessons.Env) (*cudnnx.Graph, cudnnx.Bind, func(), error) {
 	return g, buf.Bind(x, w, b, y), func() { buf.Free(env.Dev) }, nil
 }
 
-// recordedOr returns what live measured, or the recorded results of step.
-func recordedOr(env *lessons.Env, l *lessons.Lesson, step string, live func() ([]lessons.Result, error)) ([]lessons.Result, bool, error) {
-	if env.Live() {
-		rs, err := live()
-		return rs, err == nil, err
-	}
-	rs := l.Recorded().Filter(step, "bench")
-	if len(rs) == 0 {
-		fmt.Fprintln(env.Out, "No GPU here, and no results were recorded for this step.")
-		return nil, false, nil
-	}
-	fmt.Fprintf(env.Out, "No GPU here (%v): showing results %s.\n", env.NoGPU, l.Recorded().Source())
-	return rs, true, nil
-}
-
 // rebuild times building the plan from nothing against finding it in the
 // cache, host wall time per call.
 func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs, ok, err := recordedOr(env, l, step, func() ([]lessons.Result, error) {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
 		g, bind, free, err := layer(env)
 		if err != nil {
 			return nil, err
@@ -265,7 +250,7 @@ func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
 // autotune lists the candidate plans the heuristics offered for the layer,
 // each timed, and which one each way of choosing picks.
 func autotune(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs, ok, err := recordedOr(env, l, step, func() ([]lessons.Result, error) {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
 		g, bind, free, err := layer(env)
 		if err != nil {
 			return nil, err
