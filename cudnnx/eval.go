@@ -22,8 +22,8 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 			continue
 		}
 		if v, ok := inputs[t]; ok {
-			if int64(len(v)) != t.Shape().span() {
-				return nil, fmt.Errorf("cudnnx: eval %s: %s has %d elements, want %d", g.name, t.t.Name, len(v), t.Shape().span())
+			if int64(len(v)) != t.Shape().Span() {
+				return nil, fmt.Errorf("cudnnx: eval %s: %s has %d elements, want %d", g.name, t.t.Name, len(v), t.Shape().Span())
 			}
 			vals[t] = v
 		}
@@ -37,7 +37,7 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 			}
 		}
 		out := byUID[n.Out]
-		y := make([]float64, out.Shape().span())
+		y := make([]float64, out.Shape().Span())
 		switch n.Op {
 		case "conv_fwd":
 			evalConv(y, out.Shape(), vals[in[0]], in[0].Shape(), vals[in[1]], in[1].Shape(), n.Pad[0], n.Stride[0], n.Dilation[0])
@@ -65,9 +65,9 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 	return vals, nil
 }
 
-// span is how many elements the shape's memory holds: one past the largest
+// Span is how many elements the shape's memory holds: one past the largest
 // offset.
-func (s Shape) span() int64 {
+func (s Shape) Span() int64 {
 	n := int64(1)
 	for i, d := range s.Dims {
 		n += (d - 1) * s.Strides[i]

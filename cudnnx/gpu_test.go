@@ -45,7 +45,7 @@ func check(t *testing.T, dev gpu.Device, g *Graph, lo, hi, tol float64, opt Opti
 		case g.produced(tn):
 			outs = append(outs, tn)
 		default:
-			v := make([]float64, tn.Shape().span())
+			v := make([]float64, tn.Shape().Span())
 			for i := range v {
 				v[i] = lo + (hi-lo)*rand.Float64()
 			}
@@ -83,7 +83,7 @@ func check(t *testing.T, dev gpu.Device, g *Graph, lo, hi, tol float64, opt Opti
 		t.Fatal(err)
 	}
 	for _, o := range outs {
-		got, err := Download(dev, o.t.Type, bind[o], int(o.Shape().span()))
+		got, err := Download(dev, o.t.Type, bind[o], int(o.Shape().Span()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,8 +225,8 @@ func TestGPULegacyAlgorithms(t *testing.T) {
 		g, y := convGraph("legacy", tc.dt, layout, 2, 8, 12, 12, 16, Same(3))
 		y.Output(tc.dt)
 		var x, w *Tensor = g.tensors[0], g.tensors[1]
-		xv := Round(tc.dt, randoms(x.Shape().span()))
-		wv := Round(tc.dt, randoms(w.Shape().span()))
+		xv := Round(tc.dt, randoms(x.Shape().Span()))
+		wv := Round(tc.dt, randoms(w.Shape().Span()))
 		ref, err := g.Eval(map[*Tensor][]float64{x: xv, w: wv})
 		if err != nil {
 			t.Fatal(err)
@@ -250,7 +250,7 @@ func TestGPULegacyAlgorithms(t *testing.T) {
 			if err := dev.Run(gpu.CudnnConvOp(cv)); err != nil {
 				t.Fatalf("%s: %v", a.Name, err)
 			}
-			got, _ := Download(dev, tc.dt, py, int(y.Shape().span()))
+			got, _ := Download(dev, tc.dt, py, int(y.Shape().Span()))
 			var num, den float64
 			for i, r := range ref[y] {
 				num += (got[i] - r) * (got[i] - r)

@@ -112,7 +112,7 @@ func TestEvalLayoutsAgree(t *testing.T) {
 		x := g.Tensor("x", gpu.FP32, xs)
 		wt := g.Tensor("w", gpu.FP32, ws)
 		y := g.Relu(g.Conv(x, wt, Same(3))).Output(gpu.FP32)
-		xv, wv := make([]float64, xs.span()), make([]float64, ws.span())
+		xv, wv := make([]float64, xs.Span()), make([]float64, ws.Span())
 		fill := func(v []float64, s Shape) {
 			s.each(func(idx []int64, off int64) {
 				var f float64

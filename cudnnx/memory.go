@@ -10,18 +10,22 @@ import (
 func Round(dt gpu.DType, v []float64) []float64 {
 	out := make([]float64, len(v))
 	for i, x := range v {
-		switch dt {
-		case gpu.FP16:
-			out[i] = float64(gpu.Float16From(gpu.Float16Bits(float32(x))))
-		case gpu.BF16:
-			out[i] = float64(gpu.BFloat16From(gpu.BFloat16Bits(float32(x))))
-		case gpu.FP32:
-			out[i] = float64(float32(x))
-		default:
-			out[i] = x
-		}
+		out[i] = RoundTo(dt, x)
 	}
 	return out
+}
+
+// RoundTo is x as dt holds it.
+func RoundTo(dt gpu.DType, x float64) float64 {
+	switch dt {
+	case gpu.FP16:
+		return float64(gpu.Float16From(gpu.Float16Bits(float32(x))))
+	case gpu.BF16:
+		return float64(gpu.BFloat16From(gpu.BFloat16Bits(float32(x))))
+	case gpu.FP32:
+		return float64(float32(x))
+	}
+	return x
 }
 
 // Upload copies v to new device memory as dt.
@@ -82,7 +86,4 @@ func Download(dev gpu.Device, dt gpu.DType, p gpu.DevicePtr, n int) ([]float64, 
 }
 
 // Bytes is the memory a tensor of shape s and type dt takes.
-func Bytes(dt gpu.DType, s Shape) int64 { return s.span() * int64(dt.Size()) }
-
-// Span is how many elements s's memory holds (one past its largest offset).
-func (s Shape) Span() int64 { return s.span() }
+func Bytes(dt gpu.DType, s Shape) int64 { return s.Span() * int64(dt.Size()) }

@@ -43,7 +43,7 @@ func NewConvData(s ConvShape, dt gpu.DType) *ConvData {
 	rnd := func(n int, scale float64) []float64 {
 		v := make([]float64, n)
 		for i := range v {
-			v[i] = roundTo(dt, (rand.Float64()*2-1)*scale)
+			v[i] = cudnnx.RoundTo(dt, (rand.Float64()*2-1)*scale)
 		}
 		return v
 	}
@@ -58,16 +58,6 @@ func NewConvData(s ConvShape, dt gpu.DType) *ConvData {
 		d.sample = append(d.sample, 0, outs-1)
 	}
 	return d
-}
-
-func roundTo(dt gpu.DType, v float64) float64 {
-	switch dt {
-	case gpu.FP16:
-		return float64(gpu.Float16From(gpu.Float16Bits(float32(v))))
-	case gpu.BF16:
-		return float64(gpu.BFloat16From(gpu.BFloat16Bits(float32(v))))
-	}
-	return float64(float32(v))
 }
 
 // Layout returns v, logical NCHW with dims n×c×h×w, in memory order: NHWC
