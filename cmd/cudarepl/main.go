@@ -107,22 +107,23 @@ func cmdDevice(stdout, stderr io.Writer) int {
 	if free, total, err := dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
-	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnnVersion())
+	cudnn, err := gpu.CudnnVersion()
+	if err != nil {
+		cudnn = unavailable(err) // lessons 10 and 11 replay their results
+	}
+	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnn)
 	tw.Flush()
 	return 0
 }
 
-// cudnnVersion is cuDNN's version, or why lessons 10 and 11 cannot run live.
-func cudnnVersion() string {
-	v, err := gpu.CudnnVersion()
+// unavailable is why a library cannot be used, without the package prefix
+// when it is the usual "not found" kind.
+func unavailable(err error) string {
 	var ue *gpu.UnavailableError
-	switch {
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		return ue.Reason
-	case err != nil:
-		return err.Error()
 	}
-	return v
+	return err.Error()
 }
 
 func cmdVersion(stdout io.Writer) int {
@@ -143,7 +144,7 @@ func cmdVersion(stdout io.Writer) int {
 	if v, err := gpu.CudnnVersion(); err == nil {
 		fmt.Fprintf(stdout, "cuDNN %s\n", v)
 	} else {
-		fmt.Fprintln(stdout, cudnnVersion())
+		fmt.Fprintln(stdout, unavailable(err))
 	}
 	return 0
 }
