@@ -110,10 +110,7 @@ func (l *Lesson) Plot(env *Env) error {
 			continue
 		}
 		step := l.Steps[i].Title
-		rs := env.Results.Filter(step, "bench")
-		if len(rs) == 0 {
-			rs = l.recorded.Filter(step, "bench")
-		}
+		rs := env.Latest(l, step, "bench")
 		if len(rs) == 0 {
 			continue
 		}

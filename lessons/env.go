@@ -218,6 +218,15 @@ func (e *Env) FreeAll(ptrs ...gpu.DevicePtr) {
 	}
 }
 
+// Latest returns this session's results of kind for step, or where there
+// are none the lesson's recorded ones.
+func (e *Env) Latest(l *Lesson, step, kind string) []Result {
+	if rs := e.Results.Filter(step, kind); len(rs) > 0 {
+		return rs
+	}
+	return l.recorded.Filter(step, kind)
+}
+
 // UploadPair uploads the inputs a and b and allocates out bytes for the
 // result: the device memory of a two-input case. On failure nothing stays
 // allocated.

@@ -83,10 +83,7 @@ func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	// rates returns a step's TFLOP/s at 4096³ by variant, and the library's.
 	rates := func(step, library string) (map[string]float64, float64, []lessons.Result) {
-		rs := env.Results.Filter(step, "bench")
-		if len(rs) == 0 {
-			rs = l.Recorded().Filter(step, "bench")
-		}
+		rs := env.Latest(l, step, "bench")
 		by := map[string]float64{}
 		for _, r := range rs {
 			if r.Dims[0] == k {

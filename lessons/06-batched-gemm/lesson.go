@@ -166,10 +166,7 @@ func (c *bcase) Free() {
 // launchTable compares the four ways at a batch of 40: launches, time, and
 // speed-up over forty cuBLAS calls, from the sweep's results.
 func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs := env.Results.Filter("Batch sizes", "bench")
-	if len(rs) == 0 {
-		rs = l.Recorded().Filter("Batch sizes", "bench")
-	}
+	rs := env.Latest(l, "Batch sizes", "bench")
 	byName := map[string]lessons.Result{}
 	for _, r := range rs {
 		if r.Dims[0] == 40 {

@@ -227,13 +227,7 @@ func memoryTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 // tradeoff sets throughput at 4096³ beside error, from this session's
 // results or the recorded ones.
 func tradeoff(env *lessons.Env, l *lessons.Lesson, step string) error {
-	pick := func(step, kind string) []lessons.Result {
-		if rs := env.Results.Filter(step, kind); len(rs) > 0 {
-			return rs
-		}
-		return l.Recorded().Filter(step, kind)
-	}
-	bench, checks := pick("Throughput", "bench"), pick("Check", "check")
+	bench, checks := env.Latest(l, "Throughput", "bench"), env.Latest(l, "Check", "check")
 	rate, errs := map[string]float64{}, map[string]float64{}
 	for _, r := range bench {
 		if r.Dims[0] == 4096 {

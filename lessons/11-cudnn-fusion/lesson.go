@@ -159,10 +159,7 @@ func traffic(s lessons.ConvShape, impl string) int64 {
 
 // bytesTable puts each way's predicted traffic beside its time at N = 32.
 func bytesTable(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs := env.Results.Filter("Fused against unfused", "bench")
-	if len(rs) == 0 {
-		rs = l.Recorded().Filter("Fused against unfused", "bench")
-	}
+	rs := env.Latest(l, "Fused against unfused", "bench")
 	by := map[string]lessons.Result{}
 	for _, r := range rs {
 		if r.Dims[0] == benchShape[0] {
