@@ -349,10 +349,11 @@ func (g *Graph) run(b Bind, opt Options) (gpu.CudnnRun, error) {
 	for _, t := range g.tensors {
 		p, ok := b[t]
 		switch {
+		case t.t.Virtual && ok:
+			return r, fmt.Errorf("cudnnx: graph %s: tensor %s is virtual and takes no memory", g.name, t.t.Name)
+		case t.t.ByValue && ok:
+			return r, fmt.Errorf("cudnnx: graph %s: tensor %s is a scalar and takes no memory", g.name, t.t.Name)
 		case t.t.Virtual || t.t.ByValue:
-			if ok {
-				return r, fmt.Errorf("cudnnx: graph %s: tensor %s is %s and takes no memory", g.name, t.t.Name, map[bool]string{true: "virtual", false: "a scalar"}[t.t.Virtual])
-			}
 		case !ok || p == 0:
 			missing = append(missing, t.t.Name)
 		default:
