@@ -167,41 +167,50 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v6(const float* A, cons
 // arithmetic, and each thread's 8×8 outputs are two 4×4 halves 64 apart, so a
 // warp's float4 reads of shared memory hit consecutive addresses (no bank
 // conflicts); the reads index float4s directly (k·32 + row), an offset the
-// compiler folds into each load instead of computing an address for it.
-// Needs K and N to be multiples of 4.
-extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
-    const int BM = 128, BN = 128, BK = 16;
+// compiler folds into each load. Written this way (loops unrolled, one block
+// per SM declared), NVRTC 13 issues every shared-memory read at least 35
+// instructions before its first use, so two warps per scheduler keep the FMA
+// units fed. Needs K and N to be multiples of 4.
+extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
     __shared__ float4 Bs4[2][BK * BN / 4];  // stage, then Bs[k][n]
     int tid = threadIdx.x;
     int trow = tid / 16, tcol = tid % 16;
-    int aRow = tid / 4, aCol4 = tid % 4;    // A: 128 rows × 4 float4s, two passes of 64 rows
-    int bRow = tid / 32, bCol4 = tid % 32;  // B: 16 rows × 32 float4s, two passes of 8 rows
     int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     float4 ra[2], rb[2];
     float acc[8][8] = {{0.0f}};
 
-    // fetch: the tiles at depth t, from global memory into registers.
+    // fetch: the tiles at depth t, from global memory into registers; float4
+    // i of A's tile is row i/4, and float4 i of B's is row i/32.
     auto fetch = [&](int t) {
+#pragma unroll
         for (int h = 0; h < 2; h++) {
-            int gr = row0 + aRow + 64 * h, gc = t + 4 * aCol4;
+            int i = tid + NT * h;
+            int gr = row0 + i / 4, gc = t + 4 * (i % 4);
             ra[h] = (gr < M && gc < K) ? *reinterpret_cast<const float4*>(&A[(size_t)gr * K + gc]) : make_float4(0, 0, 0, 0);
-            gr = t + bRow + 8 * h;
-            gc = col0 + 4 * bCol4;
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int i = tid + NT * h;
+            int gr = t + i / 32, gc = col0 + 4 * (i % 32);
             rb[h] = (gr < K && gc < N) ? *reinterpret_cast<const float4*>(&B[(size_t)gr * N + gc]) : make_float4(0, 0, 0, 0);
         }
     };
-    // stash: the fetched tiles into shared-memory stage s.
+    // stash: the fetched tiles into shared-memory stage s, A transposed.
     auto stash = [&](int s) {
         float* As = reinterpret_cast<float*>(As4[s]);
+#pragma unroll
         for (int h = 0; h < 2; h++) {
-            int r = aRow + 64 * h;
-            As[(4 * aCol4 + 0) * BM + r] = ra[h].x;
-            As[(4 * aCol4 + 1) * BM + r] = ra[h].y;
-            As[(4 * aCol4 + 2) * BM + r] = ra[h].z;
-            As[(4 * aCol4 + 3) * BM + r] = ra[h].w;
-            Bs4[s][(bRow + 8 * h) * (BN / 4) + bCol4] = rb[h];
+            int i = tid + NT * h;
+            int r = i / 4, c = 4 * (i % 4);
+            As[(c + 0) * BM + r] = ra[h].x;
+            As[(c + 1) * BM + r] = ra[h].y;
+            As[(c + 2) * BM + r] = ra[h].z;
+            As[(c + 3) * BM + r] = ra[h].w;
         }
+#pragma unroll
+        for (int h = 0; h < 2; h++) Bs4[s][tid + NT * h] = rb[h];
     };
 
     fetch(0);
@@ -226,9 +235,11 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7(const float* A, cons
         __syncthreads();         // stage s^1 is complete, and everyone is done with stage s
         s ^= 1;
     }
+#pragma unroll
     for (int i = 0; i < 8; i++) {
         int row = row0 + (i < 4 ? trow * 4 + i : 64 + trow * 4 + i - 4);
         if (row >= M) continue;
+#pragma unroll
         for (int h = 0; h < 2; h++) {
             int col = col0 + 64 * h + tcol * 4;
             if (col < N)  // N % 4 == 0: a float4 is all in or all out
@@ -333,5 +344,111 @@ extern "C" __global__ void __launch_bounds__(64) matmul_batched_v7(const float* 
                 *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) =
                     make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
         }
+    }
+}
+
+// cp_async16 copies 16 bytes from global to shared memory without passing
+// through registers (cp.async, compute capability 8.0 and newer); when in is
+// false it reads nothing and fills the 16 bytes with zeros. Older GPUs copy
+// through a register instead, at once, and the commit and wait are no-ops.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool in) {
+#if __CUDA_ARCH__ >= 800
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(in ? 16 : 0));
+#else
+    *reinterpret_cast<float4*>(dst) = in ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
+#endif
+}
+
+// cp_async_commit closes a group of copies; cp_async_wait<N> waits until at
+// most N groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+#endif
+}
+
+// matmul_batched_v8 keeps three tiles in flight with cp.async, straight from
+// global to shared memory: no registers hold the next tile and no stores copy
+// it in, and a block waits for memory only if three tiles' worth of math did
+// not cover it. A stays row-major in shared memory (a thread reads four k's
+// of one row as a float4), rows padded by 4 floats so a warp's reads of four
+// rows fall in different banks. Each thread owns 8×4 outputs instead of 8×8:
+// 96 registers instead of 167, so five 4-warp blocks fit per SM and 20 warps
+// take turns hiding latency instead of 10. Needs K and N multiples of 4.
+extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v8(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int BM = 64, BN = 64, BK = 16, NT = 128, STAGES = 3, TR = 8;  // TR: rows of threads
+    __shared__ __align__(16) float As[STAGES][BM][BK + 4];
+    __shared__ __align__(16) float Bs[STAGES][BK][BN];
+    A += (size_t)blockIdx.z * M * K;
+    B += (size_t)blockIdx.z * K * N;
+    C += (size_t)blockIdx.z * M * N;
+    int tid = threadIdx.x;
+    int trow = tid / 16, tcol = tid % 16;  // rows trow + 8i, columns 4·tcol..+3
+    int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    int tiles = (K + BK - 1) / BK;
+    float acc[8][4] = {{0.0f}};
+
+    // load: start copying the tiles at depth t·BK into stage s; float4 i of
+    // A's tile is row i/4, and float4 i of B's is row i/16.
+    auto load = [&](int t, int s) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int i = tid + NT * h;
+            int r = i / 4, c = 4 * (i % 4), gr = row0 + r, gc = t * BK + c;
+            bool in = gr < M && gc < K;
+            cp_async16(&As[s][r][c], in ? &A[(size_t)gr * K + gc] : A, in);
+        }
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int i = tid + NT * h;
+            int r = i / 16, c = 4 * (i % 16), gr = t * BK + r, gc = col0 + c;
+            bool in = gr < K && gc < N;
+            cp_async16(&Bs[s][r][c], in ? &B[(size_t)gr * N + gc] : B, in);
+        }
+    };
+
+    // Start the first STAGES-1 tiles. Each load is one commit group, empty or
+    // not, so that "all but the newest STAGES-2 groups" always means "tile t".
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < tiles) load(s, s);
+        cp_async_commit();
+    }
+    for (int t = 0; t < tiles; t++) {
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile t has landed for everyone, and everyone is done with tile t-1
+        if (t + STAGES - 1 < tiles) load(t + STAGES - 1, (t + STAGES - 1) % STAGES);  // into tile t-1's stage
+        cp_async_commit();
+        int s = t % STAGES;
+#pragma unroll
+        for (int k0 = 0; k0 < BK; k0 += 4) {
+            float4 a[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) a[i] = *reinterpret_cast<const float4*>(&As[s][trow + TR * i][k0]);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                float4 b = *reinterpret_cast<const float4*>(&Bs[s][k0 + kk][4 * tcol]);
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    float ai = kk == 0 ? a[i].x : kk == 1 ? a[i].y : kk == 2 ? a[i].z : a[i].w;
+                    acc[i][0] += ai * b.x;
+                    acc[i][1] += ai * b.y;
+                    acc[i][2] += ai * b.z;
+                    acc[i][3] += ai * b.w;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        int row = row0 + trow + TR * i, col = col0 + 4 * tcol;
+        if (row < M && col < N)
+            *reinterpret_cast<float4*>(&C[(size_t)row * N + col]) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
     }
 }

@@ -25,6 +25,7 @@ const (
 	kernelEach    = "matmul_v3"      // launched once per product
 	kernelBatched = "matmul_batched" // one launch for the batch
 	kernelTiled   = "matmul_batched_v7"
+	kernelAsync   = "matmul_batched_v8"
 )
 
 func init() {
@@ -37,6 +38,7 @@ func init() {
 		Actions: map[string]lessons.Action{
 			"Forty small products":           lessons.ShowKernel{Names: []string{"matmul_batched"}},
 			"Small tiles for small products": lessons.ShowKernel{Names: []string{"matmul_batched_v7"}},
+			"Three tiles in flight":          lessons.ShowKernel{Names: []string{"matmul_batched_v8"}},
 			"Check":                          lessons.CheckStep{},
 			"Batch sizes":                    lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep},
 			"One call or forty":              lessons.Run{F: launchTable},
@@ -47,19 +49,15 @@ func init() {
 func problem() *lessons.Problem {
 	return &lessons.Problem{
 		Name: "batched fp32 GEMM", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
-		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}, {5, 30, 36, 44}},
+		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}, {5, 30, 36, 44}, {3, 100, 104, 36}},
 		Impls: []lessons.Impl{
 			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},
 			{Name: cublasBatched, Summary: "cublasGemmStridedBatchedEx, one call", Library: true},
 			{Name: cublasTuned, Summary: "one cuBLASLt call, with the fastest of the algorithms its heuristics offer for this shape", Library: true},
 			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024},
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
-			{Name: kernelTiled, Summary: "matmul_v7's register tiles on 64×64 blocks, one launch", Block: 64, Requires: func(s lessons.Size) error {
-				if s[2]%4 != 0 || s[3]%4 != 0 {
-					return fmt.Errorf("needs K and N multiples of 4 (float4 rows), got K=%d N=%d", s[3], s[2])
-				}
-				return nil
-			}},
+			{Name: kernelTiled, Summary: "matmul_v7's register tiles on 64×64 blocks, one launch", Block: 64, Requires: float4Rows},
+			{Name: kernelAsync, Summary: "cp.async, three tiles in flight, 8×4 outputs a thread, one launch", Block: 128, Requires: float4Rows},
 		},
 		Setup: setup,
 		Work:  func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
@@ -67,6 +65,14 @@ func problem() *lessons.Problem {
 			return fmt.Sprintf("%d × %s", s[0], lessons.Size(s[1:]))
 		},
 	}
+}
+
+// float4Rows refuses sizes whose rows of A or B are not whole float4s.
+func float4Rows(s lessons.Size) error {
+	if s[2]%4 != 0 || s[3]%4 != 0 {
+		return fmt.Errorf("needs K and N multiples of 4 (float4 rows), got K=%d N=%d", s[3], s[2])
+	}
+	return nil
 }
 
 // bcase is a batch of products stored back to back.
@@ -124,8 +130,8 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case kernelBatched:
 		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32), c.batch), Block: gpu.Dim(32, 32),
 			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
-	case kernelTiled:
-		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(64),
+	case kernelTiled, kernelAsync:
+		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(impl.Block),
 			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
 	default:
 		return nil, fmt.Errorf("batched GEMM has no variant %q", impl.Name)
@@ -183,7 +189,7 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 		Right:   []bool{false, true, true, true, true},
 		Notes:   []string{"40 products of 256³, " + lessons.ResultSet{Results: rs}.Source()},
 	}
-	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1, kernelTiled: 1}
+	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1, kernelTiled: 1, kernelAsync: 1}
 	for _, im := range l.Problem.Impls {
 		r, ok := byName[im.Name]
 		if !ok {
