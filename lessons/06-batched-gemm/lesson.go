@@ -174,9 +174,13 @@ func (c *bcase) Free() {
 func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs := env.Latest(l, "Batch sizes", "bench")
 	byName := map[string]lessons.Result{}
-	for _, r := range rs {
+	var alone *lessons.Result // one cuBLAS call by itself: the batch of 1
+	for i, r := range rs {
 		if r.Dims[0] == 40 {
 			byName[r.Variant] = r
+		}
+		if r.Dims[0] == 1 && r.Variant == cublasEach {
+			alone = &rs[i]
 		}
 	}
 	base, ok := byName[cublasEach]
@@ -197,6 +201,11 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 		}
 		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprint(launches[im.Name]), fmt.Sprintf("%.1f", 1e3*r.MedianMs),
 			fmt.Sprintf("%.2f", r.Throughput), fmt.Sprintf("%.1f", base.MedianMs/r.MedianMs)})
+	}
+	if alone != nil {
+		floor := 40 * alone.MedianMs
+		t.Notes = append(t.Notes, fmt.Sprintf("one cuBLAS call alone takes %.1f µs: forty in a row need at least %.0f µs of GPU time however fast the host (%.0f%% of the forty measured)",
+			1e3*alone.MedianMs, 1e3*floor, 100*floor/base.MedianMs))
 	}
 	env.PrintTable(t)
 	return nil
