@@ -30,8 +30,12 @@ func Step(slug string, n int) { report(inCell().Step(slug, n)) }
 // judged.
 func Check(slug, code string) { report(inCell().Check(slug, code)) }
 
-// report ends a cell that failed with one line on stderr.
+// report waits until GoNB has taken everything the cell displayed (display
+// data still in GoNB's pipe when the cell's program exits can be lost, and
+// then a figure is missing from the cell), and ends a cell that failed with
+// one line on stderr.
 func report(err error) {
+	gonbui.Sync() // a no-op outside a notebook
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	}

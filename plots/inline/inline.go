@@ -25,6 +25,7 @@ func Show(w io.Writer, f plots.Figure) error {
 		return err
 	}
 	gonbui.DisplaySVG(string(svg))
+	gonbui.Sync() // the figure reaches the cell even if the program exits next
 	return nil
 }
 
@@ -33,6 +34,7 @@ func Show(w io.Writer, f plots.Figure) error {
 func HTML(w io.Writer, html, text string) {
 	if gonbui.IsNotebook {
 		gonbui.DisplayHTML(html)
+		gonbui.Sync()
 		return
 	}
 	fmt.Fprint(w, text)
