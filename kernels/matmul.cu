@@ -374,10 +374,10 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-// matmul_batched_v8 keeps three tiles in flight with cp.async, straight from
-// global to shared memory: no registers hold the next tile and no stores copy
-// it in, and a block waits for memory only if three tiles' worth of math did
-// not cover it. A stays row-major in shared memory (a thread reads four k's
+// matmul_batched_v8 has three shared-memory stages: while the math reads one,
+// cp.async fills the other two straight from global memory, so no registers
+// hold the next tile and no stores copy it in, and a tile is requested two
+// rounds of math before it is needed. A stays row-major in shared memory (a thread reads four k's
 // of one row as a float4), rows padded by 4 floats so a warp's reads of four
 // rows fall in different banks. Each thread owns 8×4 outputs instead of 8×8:
 // 96 registers instead of 167, so five 4-warp blocks fit per SM and 20 warps
