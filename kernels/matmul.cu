@@ -377,11 +377,13 @@ __device__ __forceinline__ void cp_async_wait() {
 // matmul_batched_v8 has three shared-memory stages: while the math reads one,
 // cp.async fills the other two straight from global memory, so no registers
 // hold the next tile and no stores copy it in, and a tile is requested two
-// rounds of math before it is needed. A stays row-major in shared memory (a thread reads four k's
-// of one row as a float4), rows padded by 4 floats so a warp's reads of four
-// rows fall in different banks. Each thread owns 8×4 outputs instead of 8×8:
-// 96 registers instead of 167, so five 4-warp blocks fit per SM and 20 warps
-// take turns hiding latency instead of 10. Needs K and N multiples of 4.
+// rounds of math before it is needed. A stays row-major in shared memory: a
+// thread reads four k's of one row as a float4, and a warp reads two adjacent
+// rows, whose float4s fall in different banks (rows are padded by 4 floats,
+// which a warp spanning four rows would need; this layout does not). Each
+// thread owns 8×4 outputs instead of 8×8: 96 registers instead of 167, so
+// five 4-warp blocks fit per SM and 20 warps take turns hiding latency
+// instead of 10. Needs K and N multiples of 4.
 extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v8(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 64, BN = 64, BK = 16, NT = 128, STAGES = 3, TR = 8;  // TR: rows of threads
     __shared__ __align__(16) float As[STAGES][BM][BK + 4];

@@ -57,7 +57,7 @@ func problem() *lessons.Problem {
 			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024},
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
 			{Name: kernelTiled, Summary: "matmul_v7's register tiles on 64×64 blocks, one launch", Block: 64, Requires: float4Rows},
-			{Name: kernelAsync, Summary: "cp.async, three tiles in flight, 8×4 outputs a thread, one launch", Block: 128, Requires: float4Rows},
+			{Name: kernelAsync, Summary: "cp.async, three shared-memory stages, 8×4 outputs a thread, one launch", Block: 128, Requires: float4Rows},
 		},
 		Setup: setup,
 		Work:  func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
