@@ -157,6 +157,7 @@ func TestTensorMapCheck(t *testing.T) {
 		{func(m *TensorMap) { m.Type = FP64 }, "element type"},
 		{func(m *TensorMap) { m.Base = 0x1008 }, "not 16-byte aligned"},
 		{func(m *TensorMap) { m.Rows = 0 }, "empty matrix"},
+		{func(m *TensorMap) { m.Count = -2 }, "empty matrix"},
 		{func(m *TensorMap) { m.Cols = 517 }, "row of 1034 bytes"},
 		{func(m *TensorMap) { m.BoxRows = 257 }, "box sides"},
 		{func(m *TensorMap) { m.BoxCols = 4 }, "box row of 8 bytes"},
@@ -167,6 +168,11 @@ func TestTensorMapCheck(t *testing.T) {
 		if err := m.check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("check(%v) = %v, want an error with %q", m, err, tc.want)
 		}
+	}
+	batch := ok
+	batch.Count = 40
+	if err := batch.check(); err != nil || !strings.Contains(batch.String(), "40 × 1000x520") {
+		t.Errorf("check(%v) = %v, want nil and the count in its name", batch, err)
 	}
 	if _, err := packArgs(nil, []Arg{TMap(ok)}); err == nil || !strings.Contains(err.Error(), "cuTensorMapEncodeTiled") {
 		t.Errorf("packArgs(tensor map, no driver) = %v, want a no-TMA error", err)

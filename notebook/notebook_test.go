@@ -105,6 +105,41 @@ func TestRunReplay(t *testing.T) {
 	}
 }
 
+// TestRunReportsFailedSteps: a failing Step cell keeps its error in the
+// executed notebook, the cells after it still run, and Run says which failed.
+func TestRunReportsFailedSteps(t *testing.T) {
+	l, _ := lessons.Find("vector-add")
+	nb, _ := Generate(l)
+	broken := bytes.Replace(nb, []byte(`notebook.Step(\"vector-add\", 2)`), []byte(`notebook.Step(\"vector-add\", 99)`), 1)
+	if bytes.Equal(broken, nb) {
+		t.Fatal("the vector-add notebook has no step-2 cell to break")
+	}
+	env := &lessons.Env{NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), Workspace: t.TempDir()}
+	out, err := Run(broken, env)
+	var failed StepErrors
+	if !errors.As(err, &failed) || len(failed) != 1 || !strings.Contains(err.Error(), "vector-add step 99") {
+		t.Fatalf("Run = %v, want one failed step, vector-add step 99", err)
+	}
+	var got ipynb
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the executed notebook does not decode: %v", err)
+	}
+	stderr, last := 0, 0
+	for _, c := range got.Cells {
+		for _, o := range c.Outputs {
+			if o.Name == "stderr" {
+				stderr++
+			}
+		}
+		if c.CellType == "code" && c.ExecutionCount != nil {
+			last = *c.ExecutionCount
+		}
+	}
+	if stderr != 1 || last < 3 {
+		t.Errorf("%d cells with an error and %d cells run, want 1 and all of them", stderr, last)
+	}
+}
+
 func TestStepErrors(t *testing.T) {
 	var out bytes.Buffer
 	c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU")}}

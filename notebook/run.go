@@ -24,12 +24,18 @@ var (
 // figures). It is how notebooks run where Jupyter is not installed, such as
 // a GPU machine. The setup cell has nothing to do here and is left empty;
 // a cell with neither call gets a note saying it was not run.
+//
+// A Step cell that fails keeps its error in the notebook, as Jupyter would,
+// and Run goes on with the next cell; it then returns the executed notebook
+// together with a *StepErrors naming every failed step. A Check cell's
+// failure is not one of them: the exercise's starter kernel is meant to fail.
 func Run(data []byte, env *lessons.Env) ([]byte, error) {
 	var nb ipynb
 	if err := json.Unmarshal(data, &nb); err != nil {
 		return nil, fmt.Errorf("notebook: %w", err)
 	}
 	count := 0
+	var failed StepErrors
 	for i := range nb.Cells {
 		c := &nb.Cells[i]
 		if c.CellType != "code" {
@@ -38,9 +44,28 @@ func Run(data []byte, env *lessons.Env) ([]byte, error) {
 		count++
 		n := count
 		c.ExecutionCount = &n
-		c.Outputs = runCell(strings.Join(c.Source, ""), env)
+		var err error
+		c.Outputs, err = runCell(strings.Join(c.Source, ""), env)
+		if err != nil {
+			failed = append(failed, fmt.Errorf("cell %d: %w", n, err))
+		}
 	}
-	return encode(nb)
+	out, err := encode(nb)
+	if err != nil || len(failed) == 0 {
+		return out, err
+	}
+	return out, failed
+}
+
+// StepErrors are the failures of a notebook's Step cells, one per cell.
+type StepErrors []error
+
+func (e StepErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("notebook: %d of its steps failed: %s", len(e), strings.Join(msgs, "; "))
 }
 
 // recorder collects a cell's outputs in the order they happen.
@@ -64,9 +89,11 @@ func (r *recorder) display(data map[string]any) {
 	r.outputs = append(r.outputs, output{OutputType: "display_data", Data: data, Metadata: map[string]any{}})
 }
 
-func runCell(src string, env *lessons.Env) []output {
+// runCell runs one code cell and returns its outputs, and the error of its
+// Step call if it failed.
+func runCell(src string, env *lessons.Env) ([]output, error) {
 	if strings.Contains(src, "%goworkfix") {
-		return nil
+		return nil, nil
 	}
 	rec := &recorder{}
 	env.Out = rec
@@ -84,13 +111,16 @@ func runCell(src string, env *lessons.Env) []output {
 		return nil
 	}
 	c := &Cell{Out: rec, Env: env}
-	var err error
+	var err, stepErr error
 	switch m, k := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src); {
 	case k != nil:
 		err = c.Check(k[2], k[1])
 	case m != nil:
 		step, _ := strconv.Atoi(m[2])
 		err = c.Step(m[1], step)
+		if err != nil {
+			stepErr = fmt.Errorf("%s step %d: %w", m[1], step, err)
+		}
 	default:
 		fmt.Fprintln(rec, "(not run: outside GoNB only notebook.Step and notebook.Check cells run)")
 	}
@@ -98,5 +128,5 @@ func runCell(src string, env *lessons.Env) []output {
 	if err != nil {
 		rec.outputs = append(rec.outputs, output{OutputType: "stream", Name: "stderr", Text: []string{"error: " + err.Error() + "\n"}})
 	}
-	return rec.outputs
+	return rec.outputs, stepErr
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,13 +75,14 @@ func runNotebook(args []string, stdout, stderr io.Writer) error {
 	defer s.close()
 	fmt.Fprintln(stdout, s.banner())
 	s.env.PlotDir = "" // figures go into the notebook
-	executed, err := notebook.Run(data, s.env)
-	if err != nil {
-		return err
+	executed, runErr := notebook.Run(data, s.env)
+	var failed notebook.StepErrors
+	if runErr != nil && !errors.As(runErr, &failed) {
+		return runErr
 	}
 	if err := os.WriteFile(*out, executed, 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
-	return nil
+	return runErr // a failed step: the notebook is written, with its error, but the run fails
 }

@@ -26,6 +26,7 @@ const (
 	kernelBatched = "matmul_batched" // one launch for the batch
 	kernelTiled   = "matmul_batched_v7"
 	kernelAsync   = "matmul_batched_v8"
+	kernelTMA     = "matmul_batched_v9"
 )
 
 func init() {
@@ -39,6 +40,7 @@ func init() {
 			"Forty small products":           lessons.ShowKernel{Names: []string{"matmul_batched"}},
 			"Small tiles for small products": lessons.ShowKernel{Names: []string{"matmul_batched_v7"}},
 			"Three tiles in flight":          lessons.ShowKernel{Names: []string{"matmul_batched_v8"}},
+			"Copies without instructions":    lessons.ShowKernel{Names: []string{"matmul_batched_v9"}},
 			"Check":                          lessons.CheckStep{},
 			"Batch sizes":                    lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep},
 			"One call or forty":              lessons.Run{F: launchTable},
@@ -49,7 +51,7 @@ func init() {
 func problem() *lessons.Problem {
 	return &lessons.Problem{
 		Name: "batched fp32 GEMM", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
-		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}, {5, 30, 36, 44}, {3, 100, 104, 36}},
+		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}, {5, 30, 36, 44}, {3, 100, 104, 36}, {1, 70, 68, 40}},
 		Impls: []lessons.Impl{
 			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},
 			{Name: cublasBatched, Summary: "cublasGemmStridedBatchedEx, one call", Library: true},
@@ -58,6 +60,7 @@ func problem() *lessons.Problem {
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
 			{Name: kernelTiled, Summary: "matmul_v7's register tiles on 64×64 blocks, one launch", Block: 64, Requires: float4Rows},
 			{Name: kernelAsync, Summary: "cp.async, three shared-memory stages, 8×4 outputs a thread, one launch", Block: 128, Requires: float4Rows},
+			{Name: kernelTMA, Summary: "one thread has the TMA copy 32-deep tiles; the loop is FFMA and shared loads only", Block: 128, Requires: float4Rows, Arch: "sm_90a"},
 		},
 		Setup: setup,
 		Work:  func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
@@ -133,6 +136,13 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case kernelTiled, kernelAsync:
 		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(impl.Block),
 			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
+	case kernelTMA:
+		// One 3-D map per operand: the batch is the third dimension, so a
+		// box past a product's last row or column reads zeros, not the next product.
+		mapA := gpu.TensorMap{Base: c.da, Type: gpu.FP32, Rows: c.m, Cols: c.k, Count: c.batch, BoxRows: 64, BoxCols: 32}
+		mapB := gpu.TensorMap{Base: c.db, Type: gpu.FP32, Rows: c.k, Cols: c.n, Count: c.batch, BoxRows: 32, BoxCols: 64}
+		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(impl.Block),
+			Args: append([]gpu.Arg{gpu.TMap(mapA), gpu.TMap(mapB), gpu.Ptr(c.dc)}, dims...)})
 	default:
 		return nil, fmt.Errorf("batched GEMM has no variant %q", impl.Name)
 	}
@@ -193,7 +203,7 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 		Right:   []bool{false, true, true, true, true},
 		Notes:   []string{"40 products of 256³, " + lessons.ResultSet{Results: rs}.Source()},
 	}
-	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1, kernelTiled: 1, kernelAsync: 1}
+	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1, kernelTiled: 1, kernelAsync: 1, kernelTMA: 1}
 	for _, im := range l.Problem.Impls {
 		r, ok := byName[im.Name]
 		if !ok {
