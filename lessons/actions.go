@@ -49,7 +49,10 @@ func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		}
 		env.printf("%s\n", body)
 		if cerr == nil {
-			if res, ok := img.Kernel(n); ok {
+			if need := featureArch(body); need != "" && img.Arch != need {
+				// The body is preprocessed away: its resources would be an empty kernel's.
+				env.printf("  ↳ left out when compiled for %s: its body needs %s (%s)\n", img.Arch, need, archNames[need])
+			} else if res, ok := img.Kernel(n); ok {
 				env.printf("  ↳ %s (NVRTC %s, %s)\n", resourceLine(res), img.NVRTC, img.Arch)
 			}
 		}
@@ -59,6 +62,16 @@ func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		env.printf("(not compiled: %v)\n", firstLine(cerr))
 	}
 	return nil
+}
+
+// featureArch is the architecture a kernel's body is written for when the
+// body is compiled only there (inside #if defined(__CUDA_ARCH_FEAT_SM90_ALL)),
+// or "".
+func featureArch(body string) string {
+	if strings.Contains(body, "__CUDA_ARCH_FEAT_SM90_ALL") {
+		return "sm_90a"
+	}
+	return ""
 }
 
 func firstLine(err error) string {

@@ -190,3 +190,20 @@ func TestExercisePrepareKeepsLearnersWork(t *testing.T) {
 		t.Errorf("Prepare overwrote the learner's file: %q", b)
 	}
 }
+
+func TestFeatureArch(t *testing.T) {
+	for _, tt := range []struct {
+		body, want string
+	}{
+		{"__global__ void k() {\n#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n    wgmma();\n#endif\n}", "sm_90a"},
+		{"__global__ void k() {\n#if __CUDA_ARCH__ >= 800\n    cp_async();\n#endif\n}", ""},
+		{"__global__ void k() {}", ""},
+	} {
+		if got := featureArch(tt.body); got != tt.want {
+			t.Errorf("featureArch(%q) = %q, want %q", tt.body, got, tt.want)
+		}
+		if tt.want != "" && archNames[tt.want] == "" {
+			t.Errorf("archNames has no description of %s", tt.want)
+		}
+	}
+}
