@@ -27,7 +27,7 @@ var (
 //
 // A Step cell that fails keeps its error in the notebook, as Jupyter would,
 // and Run goes on with the next cell; it then returns the executed notebook
-// together with a *StepErrors naming every failed step. A Check cell's
+// together with a StepErrors naming every failed step. A Check cell's
 // failure is not one of them: the exercise's starter kernel is meant to fail.
 func Run(data []byte, env *lessons.Env) ([]byte, error) {
 	var nb ipynb

@@ -133,16 +133,18 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case kernelBatched:
 		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 32), gpu.Blocks(c.m, 32), c.batch), Block: gpu.Dim(32, 32),
 			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
-	case kernelTiled, kernelAsync:
+	case kernelTiled, kernelAsync, kernelTMA:
+		in := []gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db)}
+		if impl.Name == kernelTMA {
+			// One 3-D map per operand: the batch is the third dimension, so a
+			// box past a product's last row or column reads zeros, not the next product.
+			in = []gpu.Arg{
+				gpu.TMap(gpu.TensorMap{Base: c.da, Type: gpu.FP32, Rows: c.m, Cols: c.k, Count: c.batch, BoxRows: 64, BoxCols: 32}),
+				gpu.TMap(gpu.TensorMap{Base: c.db, Type: gpu.FP32, Rows: c.k, Cols: c.n, Count: c.batch, BoxRows: 32, BoxCols: 64}),
+			}
+		}
 		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(impl.Block),
-			Args: append([]gpu.Arg{gpu.Ptr(c.da), gpu.Ptr(c.db), gpu.Ptr(c.dc)}, dims...)})
-	case kernelTMA:
-		// One 3-D map per operand: the batch is the third dimension, so a
-		// box past a product's last row or column reads zeros, not the next product.
-		mapA := gpu.TensorMap{Base: c.da, Type: gpu.FP32, Rows: c.m, Cols: c.k, Count: c.batch, BoxRows: 64, BoxCols: 32}
-		mapB := gpu.TensorMap{Base: c.db, Type: gpu.FP32, Rows: c.k, Cols: c.n, Count: c.batch, BoxRows: 32, BoxCols: 64}
-		ops = append(ops, gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 64), gpu.Blocks(c.m, 64), c.batch), Block: gpu.Dim(impl.Block),
-			Args: append([]gpu.Arg{gpu.TMap(mapA), gpu.TMap(mapB), gpu.Ptr(c.dc)}, dims...)})
+			Args: append(append(in, gpu.Ptr(c.dc)), dims...)})
 	default:
 		return nil, fmt.Errorf("batched GEMM has no variant %q", impl.Name)
 	}
