@@ -77,8 +77,7 @@ func (e *Env) measureCopy(bytes int64) (Result, error) {
 	}
 	st := t.Stats()
 	return Result{Size: fmt.Sprintf("%d MiB", bytes>>20), Dims: []int{int(bytes)}, DType: "bytes", Unit: "GB/s",
-		MedianMs: ms(st.Median), MinMs: ms(st.Min), MaxMs: ms(st.Max), Reps: st.N,
-		Throughput: st.Rate(float64(2*bytes)) / 1e9}, nil
+		Throughput: st.Rate(float64(2*bytes)) / 1e9}.WithTimes(st), nil
 }
 
 // measureGEMM times cuBLAS on random n×n×n inputs of type t (random data:
@@ -123,6 +122,5 @@ func (e *Env) measureGEMM(t gpu.DType, n int) (Result, error) {
 	}
 	st := tm.Stats()
 	return Result{Size: Size{n, n, n}.String(), Dims: []int{n, n, n}, DType: t.String(), Unit: "TFLOP/s",
-		MedianMs: ms(st.Median), MinMs: ms(st.Min), MaxMs: ms(st.Max), Reps: st.N,
-		Throughput: st.Rate(2*float64(n)*float64(n)*float64(n)) / 1e12}, nil
+		Throughput: st.Rate(2*float64(n)*float64(n)*float64(n)) / 1e12}.WithTimes(st), nil
 }

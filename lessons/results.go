@@ -7,6 +7,9 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
+
+	"cudarepl/gpu"
 )
 
 // ResultSchema names the JSON layout of results files.
@@ -47,6 +50,14 @@ type Result struct {
 	Date   string `json:"date"`
 	Mode   string `json:"mode"` // "live" or "replayed"
 }
+
+// WithTimes returns r with its median, min, max and repetitions taken from st.
+func (r Result) WithTimes(st gpu.Stats) Result {
+	r.MedianMs, r.MinMs, r.MaxMs, r.Reps = ms(st.Median), ms(st.Min), ms(st.Max), st.N
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // OfCeiling is Throughput as a share of Ceiling, 0 where there is none.
 func (r Result) OfCeiling() float64 {

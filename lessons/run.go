@@ -2,7 +2,6 @@ package lessons
 
 import (
 	"fmt"
-	"time"
 
 	"cudarepl/gpu"
 )
@@ -120,7 +119,7 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 		return r, fmt.Errorf("%s %s, after timing: %w", impl.Name, s, err)
 	}
 	st := t.Stats()
-	r.MedianMs, r.MinMs, r.MaxMs, r.Reps = ms(st.Median), ms(st.Min), ms(st.Max), st.N
+	r = r.WithTimes(st)
 	r.Throughput = p.units(st.Rate(p.Work(s)))
 	r.Passed = true
 	return r, nil
@@ -137,5 +136,3 @@ func repsFor(work float64) int {
 	}
 	return 10
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }

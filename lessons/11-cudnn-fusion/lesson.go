@@ -5,7 +5,6 @@ package cudnnfusion
 import (
 	"embed"
 	"fmt"
-	"sort"
 	"time"
 
 	"cudarepl/cudnnx"
@@ -215,17 +214,16 @@ func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
 			opt  cudnnx.Options
 			reps int
 		}{{"rebuild: heuristics, configs, finalize", cudnnx.Options{NoCache: true}, 5}, {"reuse: cache lookup", cudnnx.Options{}, 20}} {
-			var ts []float64
+			var ts []time.Duration
 			for range way.reps {
 				start := time.Now()
 				if _, err := g.Plan(env.Dev, bind, way.opt); err != nil {
 					return nil, err
 				}
-				ts = append(ts, time.Since(start).Seconds()*1e3)
+				ts = append(ts, time.Since(start))
 			}
-			sort.Float64s(ts)
 			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: way.name, Size: lessons.ConvLabel(benchShape),
-				Dims: benchShape, DType: "float16", MedianMs: ts[len(ts)/2], MinMs: ts[0], MaxMs: ts[len(ts)-1], Reps: way.reps}))
+				Dims: benchShape, DType: "float16"}.WithTimes(gpu.Summarize(ts))))
 		}
 		return out, nil
 	})
