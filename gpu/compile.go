@@ -30,6 +30,10 @@ type CompileOptions struct {
 	Defines []string // each NAME or NAME=VALUE becomes -DNAME=VALUE
 	Flags   []string // further NVRTC options, e.g. "--use_fast_math"
 	NoCache bool     // compile even when the disk cache holds the image
+	// Names lists C++ kernels (declared without extern "C") to find by
+	// name: NVRTC reports the mangled symbol each compiled to, and the
+	// image loads them by the names given here.
+	Names []string
 }
 
 // Image is a compiled module: machine code for one architecture, and what
@@ -42,17 +46,31 @@ type Image struct {
 	CUBIN   []byte
 	Log     string // NVRTC's log, warnings and the ptxas report included
 	Kernels []KernelResources
-	Cached  bool // read from the disk cache rather than compiled now
+	Cached  bool              // read from the disk cache rather than compiled now
+	Lowered map[string]string // a C++ kernel's name → its mangled symbol, for CompileOptions.Names
 }
 
-// Kernel returns the resources ptxas reported for the named kernel.
+// Kernel returns the resources ptxas reported for the named kernel, by its
+// name or, for a C++ kernel compiled with CompileOptions.Names, the name
+// the source gives it.
 func (img *Image) Kernel(name string) (KernelResources, bool) {
+	sym := img.Symbol(name)
 	for _, k := range img.Kernels {
-		if k.Name == name {
+		if k.Name == sym {
+			k.Name = name
 			return k, true
 		}
 	}
 	return KernelResources{}, false
+}
+
+// Symbol is the symbol the kernel name compiled to: name itself for an
+// extern "C" kernel, its mangled name for a C++ one in CompileOptions.Names.
+func (img *Image) Symbol(name string) string {
+	if s, ok := img.Lowered[name]; ok {
+		return s
+	}
+	return name
 }
 
 // KernelResources is what one kernel takes from an SM, as ptxas reports it.
@@ -77,18 +95,22 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 	}
 	opts := compileFlags(opt)
 	img := &Image{Name: src.Name, Arch: opts[0][len("--gpu-architecture="):], NVRTC: n.version}
-	img.Key = cacheKey(n.version, opts, src)
+	img.Key = cacheKey(n.version, append(opts, opt.Names...), src)
 
 	dir := cacheDir()
 	if !opt.NoCache && dir != "" {
 		if cubin, err := os.ReadFile(filepath.Join(dir, img.Key+".cubin")); err == nil {
 			log, _ := os.ReadFile(filepath.Join(dir, img.Key+".log"))
+			names, _ := os.ReadFile(filepath.Join(dir, img.Key+".names"))
 			img.CUBIN, img.Log, img.Cached = cubin, string(log), true
 			img.Kernels = parsePtxasLog(img.Log)
-			return img, nil
+			img.Lowered = parseLowered(string(names))
+			if len(img.Lowered) == len(opt.Names) {
+				return img, nil
+			}
 		}
 	}
-	img.CUBIN, img.Log, err = n.compile(src.Name, src.Code, opts)
+	img.CUBIN, img.Log, img.Lowered, err = n.compile(src.Name, src.Code, opts, opt.Names)
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +118,33 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 	if dir != "" {
 		// A cache that cannot be written only costs a compile next time.
 		_ = writeFileAtomic(filepath.Join(dir, img.Key+".log"), []byte(img.Log))
+		_ = writeFileAtomic(filepath.Join(dir, img.Key+".names"), []byte(formatLowered(img.Lowered)))
 		_ = writeFileAtomic(filepath.Join(dir, img.Key+".cubin"), img.CUBIN)
 	}
 	return img, nil
+}
+
+// formatLowered writes name → symbol pairs one a line, tab-separated, for
+// the disk cache; parseLowered reads them back.
+func formatLowered(m map[string]string) string {
+	var b strings.Builder
+	for name, sym := range m {
+		fmt.Fprintf(&b, "%s\t%s\n", name, sym)
+	}
+	return b.String()
+}
+
+func parseLowered(s string) map[string]string {
+	var m map[string]string
+	for _, line := range strings.Split(s, "\n") {
+		if name, sym, ok := strings.Cut(line, "\t"); ok {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[name] = sym
+		}
+	}
+	return m
 }
 
 // compileFlags returns the NVRTC options for opt; the architecture is first.
@@ -108,6 +154,9 @@ func compileFlags(opt CompileOptions) []string {
 		arch = DefaultArch
 	}
 	opts := []string{"--gpu-architecture=" + arch, "--std=c++17", "--ptxas-options=-v"}
+	for _, d := range includeDirs() {
+		opts = append(opts, "--include-path="+d)
+	}
 	for _, d := range opt.Defines {
 		opts = append(opts, "-D"+d)
 	}

@@ -37,7 +37,11 @@ func TestCacheKey(t *testing.T) {
 
 func TestCompileFlags(t *testing.T) {
 	got := strings.Join(compileFlags(CompileOptions{Defines: []string{"TILE=32"}, Flags: []string{"--use_fast_math"}}), " ")
-	want := "--gpu-architecture=sm_90 --std=c++17 --ptxas-options=-v -DTILE=32 --use_fast_math"
+	want := "--gpu-architecture=sm_90 --std=c++17 --ptxas-options=-v "
+	for _, d := range IncludeDirs() {
+		want += "--include-path=" + d + " "
+	}
+	want += "-DTILE=32 --use_fast_math"
 	if got != want {
 		t.Errorf("compileFlags = %q, want %q", got, want)
 	}
@@ -159,5 +163,63 @@ func TestCompileKeepsGoSignalHandlers(t *testing.T) {
 	case <-c:
 	case <-time.After(5 * time.Second):
 		t.Fatal("SIGINT never arrived")
+	}
+}
+
+// TestCompileToolkitHeader: a kernel that includes a toolkit header
+// compiles where the toolkit's headers are found, and otherwise fails with
+// a hint that names the header and how to get it.
+func TestCompileToolkitHeader(t *testing.T) {
+	if _, err := NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	src := Source{Name: "half.cu", Code: `#include <cuda_fp16.h>
+extern "C" __global__ void halve(const __half* x, __half* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __hmul(x[i], __float2half(0.5f));
+}`}
+	img, err := Compile(src, CompileOptions{NoCache: true})
+	if len(IncludeDirs()) > 0 {
+		if err != nil {
+			t.Fatalf("with headers in %v: %v", IncludeDirs(), err)
+		}
+		if _, ok := img.Kernel("halve"); !ok {
+			t.Errorf("halve missing from %+v", img.Kernels)
+		}
+		return
+	}
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Hint, "cuda_fp16.h is a CUDA toolkit header") || !strings.Contains(ce.Hint, "CUDA_PATH") {
+		t.Fatalf("without headers: %v, want a compile error with a hint naming cuda_fp16.h and CUDA_PATH", err)
+	}
+	t.Logf("no toolkit headers here: %s", ce.Hint)
+}
+
+// TestCompileCPlusPlusKernel: a kernel without extern "C" is found by the
+// name its source gives it, through NVRTC's name expressions, from a
+// fresh compile and from the disk cache alike.
+func TestCompileCPlusPlusKernel(t *testing.T) {
+	if _, err := NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	src := Source{Name: "mine.cu", Code: `__global__ void vector_add(const float* A, const float* B, float* C, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) C[i] = A[i] + B[i];
+}`}
+	for _, pass := range []string{"compiled", "cached"} {
+		img, err := Compile(src, CompileOptions{Names: []string{"vector_add"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.Cached != (pass == "cached") {
+			t.Errorf("%s: Cached = %v", pass, img.Cached)
+		}
+		if sym := img.Symbol("vector_add"); sym != "_Z10vector_addPKfS0_Pfi" {
+			t.Errorf("%s: Symbol(vector_add) = %q, want the mangled name", pass, sym)
+		}
+		if k, ok := img.Kernel("vector_add"); !ok || k.Name != "vector_add" || k.Registers == 0 {
+			t.Errorf("%s: Kernel(vector_add) = %+v, %v", pass, k, ok)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func (c *Context) loadKernel(img *Image, name string) (KernelAttrs, error) {
 		c.modules[img.Key] = mod
 	}
 	var f uintptr
-	if r := d.cuModuleGetFunction(&f, mod, name); r != 0 {
+	if r := d.cuModuleGetFunction(&f, mod, img.Symbol(name)); r != 0 {
 		var names []string
 		for _, k := range img.Kernels {
 			names = append(names, k.Name)

@@ -24,7 +24,7 @@ type cublasAPI struct {
 }
 
 var loadCUBLAS = sync.OnceValues(func() (*cublasAPI, error) {
-	lib, err := openLibrary("cuBLAS not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
+	lib, err := openLibrary("cublas", "cuBLAS not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
 		"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so")
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ type cublasLtAPI struct {
 }
 
 var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
-	lib, err := openLibrary("cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
+	lib, err := openLibrary("cublas", "cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
 		"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so")
 	if err != nil {
 		return nil, err

@@ -35,10 +35,31 @@ func cudaLibDirs() []string {
 	)
 }
 
+// HideEnv names the variable that makes cudarepl treat things that are
+// installed as if they were not: a comma-separated list of "driver",
+// "nvrtc", "cublas", "cudnn", "sanitizer" and "jupyter". It shows what a
+// machine without them gets (replay mode, kernels not compiled), and lets
+// a test run as it would on such a machine.
+const HideEnv = "CUDAREPL_HIDE"
+
+// Hidden reports whether $CUDAREPL_HIDE names what, e.g. "nvrtc".
+func Hidden(what string) bool {
+	for _, h := range strings.Split(os.Getenv(HideEnv), ",") {
+		if strings.EqualFold(strings.TrimSpace(h), what) {
+			return true
+		}
+	}
+	return false
+}
+
 // openLibrary opens the first of names that loads, trying each bare name
 // (the loader's search path) and then each name in cudaLibDirs. Failing, it
-// says "<what> (<names>)", then "; <hint>" if there is one.
-func openLibrary(what, hint string, names ...string) (*library, error) {
+// says "<what> (<names>)", then "; <hint>" if there is one. key is the name
+// $CUDAREPL_HIDE knows the library by.
+func openLibrary(key, what, hint string, names ...string) (*library, error) {
+	if Hidden(key) {
+		return nil, &UnavailableError{Reason: fmt.Sprintf("%s (hidden by %s=%s)", what, HideEnv, os.Getenv(HideEnv))}
+	}
 	var tried []string
 	var firstErr error
 	attempt := func(path string) *library {

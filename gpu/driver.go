@@ -79,7 +79,7 @@ type driverAPI struct {
 }
 
 var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
-	lib, err := openLibrary("no NVIDIA driver found", "", "libcuda.so.1")
+	lib, err := openLibrary("driver", "no NVIDIA driver found", "", "libcuda.so.1")
 	if err != nil {
 		return nil, err
 	}

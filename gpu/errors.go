@@ -79,9 +79,10 @@ func (e *CUDAError) Sticky() bool {
 // started by the time the caller sees it, and everything allocated in the old
 // one is gone.
 type WorkerError struct {
-	Op    string // what was running, e.g. "launch vadd_oob"
-	Cause string // e.g. "ran past the 10s time limit"
-	Err   error  // the device error that caused it, if any
+	Op       string // what was running, e.g. "launch vadd_oob"
+	Cause    string // e.g. "ran past the 10s time limit"
+	Err      error  // the device error that caused it, if any
+	TimedOut bool   // the call ran past the time limit (rather than faulting or dying)
 }
 
 func (e *WorkerError) Error() string {
@@ -90,3 +91,14 @@ func (e *WorkerError) Error() string {
 
 // Unwrap returns the device error behind the failure, if any.
 func (e *WorkerError) Unwrap() error { return e.Err }
+
+// IsOutOfMemory reports whether err is an allocation the device could not
+// satisfy (CUDA_ERROR_OUT_OF_MEMORY, or cuBLAS's or cuDNN's own kind).
+func IsOutOfMemory(err error) bool {
+	var ce *CUDAError
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return ce.Name == "CUDA_ERROR_OUT_OF_MEMORY" || strings.HasPrefix(ce.Name, "CUBLAS_") && strings.Contains(ce.Name, "ALLOC") ||
+		strings.HasPrefix(ce.Name, "CUDNN_") && strings.Contains(ce.Name, "ALLOC")
+}

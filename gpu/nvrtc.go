@@ -27,11 +27,13 @@ type nvrtcAPI struct {
 	nvrtcGetPTXSize        func(prog uintptr, n *uint64) int32
 	nvrtcGetPTX            func(prog uintptr, out *byte) int32
 	nvrtcDestroyProgram    func(prog *uintptr) int32
+	nvrtcAddNameExpression func(prog uintptr, expr string) int32
+	nvrtcGetLoweredName    func(prog uintptr, expr string, lowered **byte) int32
 }
 
 var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
 	defer keepSignalHandlers()() // loading runs LLVM's static constructors
-	lib, err := openLibrary("NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
+	lib, err := openLibrary("nvrtc", "NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
 		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
 	if err != nil {
 		return nil, err
@@ -49,6 +51,8 @@ var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
 		"nvrtcGetPTXSize":        &n.nvrtcGetPTXSize,
 		"nvrtcGetPTX":            &n.nvrtcGetPTX,
 		"nvrtcDestroyProgram":    &n.nvrtcDestroyProgram,
+		"nvrtcAddNameExpression": &n.nvrtcAddNameExpression,
+		"nvrtcGetLoweredName":    &n.nvrtcGetLoweredName,
 	})
 	if err != nil {
 		return nil, err
@@ -78,14 +82,20 @@ func (n *nvrtcAPI) check(r int32, call string) error {
 	return &CUDAError{Call: call, Code: int(r), Name: goString(n.nvrtcGetErrorString(r))}
 }
 
-// compile runs NVRTC on src and returns the CUBIN and the log.
-func (n *nvrtcAPI) compile(name, src string, opts []string) (cubin []byte, log string, err error) {
+// compile runs NVRTC on src and returns the CUBIN and the log, and for
+// each of exprs (a C++ kernel's name) the symbol NVRTC gave it.
+func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (cubin []byte, log string, lowered map[string]string, err error) {
 	defer keepSignalHandlers()()
 	var prog uintptr
 	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	defer n.nvrtcDestroyProgram(&prog)
+	for _, e := range exprs {
+		if err := n.check(n.nvrtcAddNameExpression(prog, e), "nvrtcAddNameExpression "+e); err != nil {
+			return nil, "", nil, err
+		}
+	}
 
 	cstrs := make([][]byte, len(opts))
 	ptrs := make([]uintptr, len(opts)+1)
@@ -107,20 +117,30 @@ func (n *nvrtcAPI) compile(name, src string, opts []string) (cubin []byte, log s
 		}
 	}
 	if res != 0 {
-		return nil, log, newCompileError(name, log, n.check(res, "nvrtcCompileProgram"))
+		return nil, log, nil, newCompileError(name, log, n.check(res, "nvrtcCompileProgram"))
 	}
 	var size uint64
 	if err := n.check(n.nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize"); err != nil {
-		return nil, log, err
+		return nil, log, nil, err
 	}
 	if size == 0 {
-		return nil, log, fmt.Errorf("gpu: nvrtc: %s: no CUBIN produced (was a virtual architecture compute_XX given?)", name)
+		return nil, log, nil, fmt.Errorf("gpu: nvrtc: %s: no CUBIN produced (was a virtual architecture compute_XX given?)", name)
 	}
 	cubin = make([]byte, size)
 	if err := n.check(n.nvrtcGetCUBIN(prog, &cubin[0]), "nvrtcGetCUBIN"); err != nil {
-		return nil, log, err
+		return nil, log, nil, err
 	}
-	return cubin, log, nil
+	if len(exprs) > 0 {
+		lowered = map[string]string{}
+	}
+	for _, e := range exprs {
+		var p *byte
+		if err := n.check(n.nvrtcGetLoweredName(prog, e, &p), "nvrtcGetLoweredName "+e); err != nil {
+			return nil, log, nil, err
+		}
+		lowered[e] = goString(p)
+	}
+	return cubin, log, lowered, nil
 }
 
 // CompileError is a CUDA C source that NVRTC rejected. Error gives the first
@@ -129,10 +149,14 @@ type CompileError struct {
 	File string // the source name given to Compile
 	Line int    // line of the first error, 0 if the log names none
 	Msg  string // the first error's message
+	Hint string // how to mend it, where cudarepl knows (a missing toolkit header)
 	Log  string // NVRTC's whole log
 }
 
-var nvrtcErrLine = regexp.MustCompile(`(?m)^(.*)\((\d+)\): (?:catastrophic )?error[^:]*: (.*)$`)
+var (
+	nvrtcErrLine  = regexp.MustCompile(`(?m)^(.*)\((\d+)\): (?:catastrophic )?error[^:]*: (.*)$`)
+	nvrtcNoHeader = regexp.MustCompile(`(?:cannot|could not) open source file "([^"]+)"`)
+)
 
 func newCompileError(name, log string, cause error) *CompileError {
 	e := &CompileError{File: name, Log: log}
@@ -142,6 +166,9 @@ func newCompileError(name, log string, cause error) *CompileError {
 	} else if cause != nil {
 		e.Msg = cause.Error()
 	}
+	if m := nvrtcNoHeader.FindStringSubmatch(e.Msg); m != nil {
+		e.Hint = headerHint(m[1])
+	}
 	return e
 }
 
@@ -149,6 +176,9 @@ func (e *CompileError) Error() string {
 	head := fmt.Sprintf("gpu: nvrtc: %s: %s", e.File, e.Msg)
 	if e.Line > 0 {
 		head = fmt.Sprintf("gpu: nvrtc: %s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	if e.Hint != "" {
+		head += "\n" + e.Hint
 	}
 	if e.Log == "" {
 		return head

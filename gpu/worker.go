@@ -24,6 +24,11 @@ type Options struct {
 	Timeout time.Duration
 	// Stderr receives what the worker prints; os.Stderr when nil.
 	Stderr io.Writer
+	// Sanitizer, if set, names the compute-sanitizer tool (memcheck,
+	// racecheck, synccheck, initcheck) that every worker process runs
+	// under; SanitizerReport collects what it finds. Calls may then take
+	// ten times Timeout, at least two minutes.
+	Sanitizer string
 
 	backend string // what the worker serves; "gpu" when empty (tests use fakes)
 }
@@ -43,6 +48,7 @@ type Worker struct {
 	images   map[string]*Image  // every image loaded, to reload after a restart
 	loaded   map[kernelKey]bool // kernels loaded in the current process
 	closed   bool
+	sanDir   string // where compute-sanitizer writes one log per worker process
 }
 
 // proc is one running worker process.
@@ -74,8 +80,17 @@ func Open(opts ...Options) (*Worker, error) {
 		o.backend = "gpu"
 	}
 	w := &Worker{opts: o, images: map[string]*Image{}, loaded: map[kernelKey]bool{}}
+	if o.Sanitizer != "" {
+		w.opts.Timeout = sanitizerTimeout(o.Timeout)
+		dir, err := os.MkdirTemp("", "cudarepl-sanitizer-")
+		if err != nil {
+			return nil, fmt.Errorf("gpu: compute-sanitizer's log folder: %w", err)
+		}
+		w.sanDir = dir
+	}
 	p, info, err := w.start()
 	if err != nil {
+		w.removeSanDir()
 		return nil, err
 	}
 	w.p, w.info = p, info
@@ -101,7 +116,21 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 		callsW.Close()
 		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
 	}
-	cmd := exec.Command(exe)
+	argv := []string{exe}
+	if w.opts.Sanitizer != "" {
+		san, err := findSanitizer()
+		if err == nil {
+			argv, err = sanitizerArgs(san, w.opts.Sanitizer, w.sanDir, exe)
+		}
+		if err != nil {
+			callsR.Close()
+			callsW.Close()
+			repliesR.Close()
+			repliesW.Close()
+			return nil, DeviceInfo{}, err
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), workerEnv+"="+w.opts.backend)
 	cmd.ExtraFiles = []*os.File{callsR, repliesW} // fd 3, fd 4
 	cmd.Stdout, cmd.Stderr = w.opts.Stderr, w.opts.Stderr
@@ -154,7 +183,7 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 // kill ends the process and waits (briefly) for it to be reaped.
 func (p *proc) kill() {
 	p.calls.Close()
-	p.cmd.Process.Kill()
+	killTree(p.cmd.Process)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):
@@ -164,11 +193,15 @@ func (p *proc) kill() {
 
 // stop asks the worker to finish by closing its calls pipe, then kills it
 // if it does not exit soon.
-func (p *proc) stop() {
+func (p *proc) stop() { p.stopWithin(5 * time.Second) }
+
+// stopWithin is stop, waiting up to d: a sanitizer writes its report as
+// its worker exits.
+func (p *proc) stopWithin(d time.Duration) {
 	p.calls.Close()
 	select {
 	case <-p.exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(d):
 		p.kill()
 	}
 }
@@ -212,7 +245,14 @@ func (w *Worker) Close() error {
 		w.p.stop()
 		w.p = nil
 	}
+	w.removeSanDir()
 	return nil
+}
+
+func (w *Worker) removeSanDir() {
+	if w.sanDir != "" {
+		os.RemoveAll(w.sanDir)
+	}
 }
 
 // restart replaces a failed worker; with w.mu held.
@@ -270,7 +310,12 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 			}
 			return r, err
 		case <-timer.C:
-			return reply{}, w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
+			err := w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
+			var we *WorkerError
+			if errors.As(err, &we) {
+				we.TimedOut = true
+			}
+			return reply{}, err
 		}
 	}
 }
@@ -278,7 +323,17 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 // failed kills the worker that op broke, starts a fresh one and returns the
 // error to give the caller; with w.mu held.
 func (w *Worker) failed(op, cause string, err error) error {
-	w.p.kill()
+	// After a fault the worker exits by itself, and a sanitizer around it
+	// writes its report on the way out; a worker past its time limit is
+	// killed.
+	switch {
+	case err != nil && w.opts.Sanitizer != "":
+		w.p.stopWithin(30 * time.Second)
+	case err != nil:
+		w.p.stop()
+	default:
+		w.p.kill()
+	}
 	if err != nil {
 		var ce *CUDAError
 		if errors.As(err, &ce) {

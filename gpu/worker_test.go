@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -272,5 +274,50 @@ func TestWorkerCallLibrary(t *testing.T) {
 	}
 	if _, err := w.CallLibrary("nope", nil); err == nil || !strings.Contains(err.Error(), `no library "nope" registered`) {
 		t.Errorf("CallLibrary(nope) = %v, want a no-such-library error", err)
+	}
+}
+
+func TestParseSanitizerLog(t *testing.T) {
+	tests := []struct {
+		tool, file string
+		want       []string
+	}{
+		{"memcheck", "memcheck.log", []string{"oob: Invalid __global__ write of size 4 bytes (thread (232,0,0), block (3,0,0), address 0x7f43d0800fa0): 1 bytes after the nearest allocation at 0x7f43d0800000 of size 4,000 bytes; 2 in all"}},
+		{"racecheck", "racecheck-analysis.log", []string{"race: Race reported between Write access and Read access: at race+0xa0 and race+0xb0; 2048 in all"}},
+		{"synccheck", "synccheck.log", []string{"badsync: Barrier error detected. Divergent thread(s) in warp. (thread (0,0,0), block (0,0,0)); 2 in all"}},
+		{"initcheck", "initcheck.log", []string{"uninit: Uninitialized __global__ memory read of size 4 bytes (thread (0,0,0), block (0,0,0), address 0x7f8a82801000); 2 in all"}},
+		{"memcheck", "", nil},
+	}
+	for _, tt := range tests {
+		var log []byte
+		if tt.file != "" {
+			var err error
+			if log, err = os.ReadFile(filepath.Join("testdata", "sanitizer", tt.file)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		for _, f := range parseSanitizerLog(tt.tool, string(log)) {
+			got = append(got, f.String())
+		}
+		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+			t.Errorf("%s: parse = %q\nwant %q", tt.file, got, tt.want)
+		}
+	}
+}
+
+func TestSanitizerArgs(t *testing.T) {
+	args, err := sanitizerArgs("/cuda/bin/compute-sanitizer", "racecheck", "/tmp/d", "/bin/cudarepl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(args, " ")
+	for _, want := range []string{"/cuda/bin/compute-sanitizer --tool racecheck", "--log-file /tmp/d/worker.%p.log", "--racecheck-report hazard", " /bin/cudarepl"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("sanitizer command %q lacks %q", got, want)
+		}
+	}
+	if _, err := sanitizerArgs("x", "leakcheck", "/tmp", "y"); err == nil || !strings.Contains(err.Error(), "memcheck, racecheck, synccheck, initcheck") {
+		t.Errorf("an unknown tool: %v", err)
 	}
 }

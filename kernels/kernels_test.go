@@ -107,3 +107,36 @@ func TestCompileAll(t *testing.T) {
 		}
 	}
 }
+
+func TestSignatures(t *testing.T) {
+	tests := []struct {
+		desc, code string
+		want       []string // name(params) and "C" for extern "C"
+	}{
+		{"extern C", `extern "C" __global__ void vadd(const float* a, const float* b, float* c, int n) {}`,
+			[]string{`vadd(const float*, const float*, float*, int) C`}},
+		{"C++, names and restrict dropped", "__global__ void vector_add(const float *__restrict__ A, const float* B, float *C, int N) {}",
+			[]string{"vector_add(const float*, const float*, float*, int)"}},
+		{"launch bounds, const pointer, unsigned", "__global__ void __launch_bounds__(256) k(float* const out, unsigned int n, long long m)",
+			[]string{"k(float*, unsigned int, long long)"}},
+		{"extern C block and a comment", "extern \"C\" {\n// __global__ void commented(int x)\n__global__ void a(int n) {}\n}\n__global__ void b() {}",
+			[]string{"a(int) C", "b()"}},
+		{"template left out", "template <int T>\n__global__ void t(float* x) {}\n__global__ void u(float* x) {}",
+			[]string{"u(float*)"}},
+		{"a half type", "#include <cuda_fp16.h>\n__global__ void h(const __half* x, __half* y, int n) {}",
+			[]string{"h(const __half*, __half*, int)"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, s := range Signatures(gpu.Source{Name: "t.cu", Code: tt.code}) {
+			g := s.String()
+			if s.ExternC {
+				g += " C"
+			}
+			got = append(got, g)
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%s: Signatures = %q, want %q", tt.desc, got, tt.want)
+		}
+	}
+}

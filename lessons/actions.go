@@ -59,7 +59,7 @@ func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		env.printf("\n")
 	}
 	if cerr != nil {
-		env.printf("(not compiled: %v)\n", firstLine(cerr))
+		env.notCompiled(cerr)
 	}
 	return nil
 }
@@ -131,18 +131,14 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 		if err != nil {
 			return err
 		}
-		for _, s := range p.CheckSizes {
-			if err := env.canceled(); err != nil {
-				env.PrintTable(checkTable(out))
-				return ErrStopped
-			}
-			env.progress(len(out), total, impl.Name+" "+s.String())
-			r, err := checkOnce(env, l, p, step, impl, k, s)
-			env.record(r)
-			out = append(out, r)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
+		rs, err := checkImpl(env, l, p, step, impl, k, len(out), total)
+		out = append(out, rs...)
+		if errors.Is(err, ErrStopped) {
+			env.PrintTable(checkTable(out))
+			return err
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	env.progress(total, total, "")
@@ -178,7 +174,7 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 	}
 	img, err := env.Compile(src)
 	if errors.Is(err, gpu.ErrNoGPU) {
-		env.printf("(kernels not compiled here: %v)\n", err)
+		env.notCompiled(err)
 		return nil
 	}
 	if err != nil {
@@ -269,11 +265,15 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 		sizes := s.Sizes
 		if len(env.Sizes) > 0 {
 			sizes = env.Sizes
+			for _, sz := range sizes {
+				if len(sz) != len(s.Sizes[0]) {
+					return nil, fmt.Errorf("lessons: a size of %s has %d numbers, like %s, not %d (%s)",
+						p.Name, len(s.Sizes[0]), strings.ReplaceAll(s.Sizes[0].String(), "×", "x"), len(sz), sz)
+				}
+			}
 		}
 		for _, sz := range sizes {
-			if im.refuses(env, sz) == nil {
-				pts = append(pts, point{im, sz, im.block()})
-			}
+			pts = append(pts, point{im, sz, im.block()})
 		}
 	}
 	return pts, nil
@@ -284,34 +284,67 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ceiling, err := env.Ceiling(p.Ceiling)
-	if err != nil {
-		return nil, err
-	}
+	ceiling := func() (Result, error) { return env.Ceiling(p.Ceiling) }
 	pts, err := s.points(env, p)
 	if err != nil {
 		return nil, err
 	}
 	var out []Result
+	var first error
+	broke := map[string]string{} // impl → why its remaining points are skipped
 	for i, pt := range pts {
 		if env.canceled() != nil {
 			env.printf("stopped after %d of %d measurements\n", i, len(pts))
 			return out, ErrStopped
+		}
+		var r Result
+		if why, ok := broke[pt.impl.Name]; ok {
+			r = Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: pt.impl.Name, Size: p.label(pt.size), Dims: pt.size,
+				DType: p.DType, Unit: p.Unit, Outcome: Skipped, Detail: why}
+			env.stamp(&r)
+			env.record(r)
+			out = append(out, r)
+			continue
 		}
 		env.progress(i, len(pts), fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block))
 		k, err := env.implKernel(l, p, pt.impl)
 		if err != nil {
 			return out, err
 		}
-		r, err := benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
-		if err != nil {
-			return out, err
-		}
+		r, err = benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
 		env.record(r)
 		out = append(out, r)
+		if err != nil && first == nil {
+			first = err
+		}
+		if r.Outcome == TimedOut || r.Outcome == Faulted {
+			broke[pt.impl.Name] = fmt.Sprintf("%s %s at %s", pt.impl.Name, r.Outcome, r.Size)
+		}
 	}
 	env.progress(len(pts), len(pts), "")
-	return out, nil
+	if first == nil {
+		first = nothingFit(out)
+	}
+	return out, first
+}
+
+// nothingFit is the first out-of-memory refusal of rs when nothing in rs
+// was measured: a sweep asked only for sizes that do not fit has failed,
+// while one whose largest sizes run out has shown where the limit is.
+func nothingFit(rs []Result) error {
+	var oom *Result
+	for i, r := range rs {
+		if r.Measured() {
+			return nil
+		}
+		if r.Outcome == OutOfMemory && oom == nil {
+			oom = &rs[i]
+		}
+	}
+	if oom == nil {
+		return nil
+	}
+	return errors.New(oom.Detail)
 }
 
 // show prints the table and the terminal chart of rs and saves the figure.

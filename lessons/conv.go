@@ -23,6 +23,17 @@ func ConvFLOPs(s Size) float64 {
 	return 2 * float64(c.N) * float64(c.K) * float64(c.H) * float64(c.W) * float64(c.C) * 9
 }
 
+// ConvMemory is one set of a convolution's buffers (x, w, the bias and y)
+// in a type of elemBytes bytes on the device, times sets; on the host, the
+// float64 inputs, one of them reordered on its way up, and y read back.
+func ConvMemory(elemBytes, sets int64) func(s Size) Memory {
+	return func(s Size) Memory {
+		c := ConvOf(s)
+		x, w, y := int64(c.N*c.C*c.H*c.W), int64(c.K*c.C*9), int64(c.N*c.K*c.H*c.W)
+		return Memory{Device: sets * elemBytes * (x + w + int64(c.K) + y), Host: 8*(x+w) + 8*x + (elemBytes+8)*y}
+	}
+}
+
 // ConvLabel writes a Size{N, C, H, W, K} as "32×64×112×112 → 64".
 func ConvLabel(s Size) string {
 	return fmt.Sprintf("%d×%d×%d×%d → %d", s[0], s[1], s[2], s[3], s[4])

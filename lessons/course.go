@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"cudarepl/kernels"
 )
 
 // Header prints the lesson's title and intro.
@@ -89,8 +91,12 @@ func (l *Lesson) checkUncovered(env *Env) error {
 	return CheckStep{}.Do(env, l, "check")
 }
 
-// BenchAll runs every sweep of the lesson and every run that measures.
+// BenchAll runs every sweep of the lesson and every run that measures;
+// with env.Sizes set, only the sweeps over sizes, at those sizes.
 func (l *Lesson) BenchAll(env *Env) error {
+	if len(env.Sizes) > 0 {
+		return l.sizeSweeps(env)
+	}
 	for _, i := range l.stepsOf("sweep", "measure") {
 		env.printf("\n── %s\n", l.Steps[i].Title)
 		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil {
@@ -126,29 +132,125 @@ func (l *Lesson) Plot(env *Env) error {
 	return nil
 }
 
-// Variants lists the impls of the lesson's problem, for completion and help.
+// Variants lists every impl of every problem the lesson's steps run, each
+// name once, for completion and help.
 func (l *Lesson) Variants() []Impl {
-	if l.Problem == nil {
-		return nil
+	var out []Impl
+	seen := map[string]bool{}
+	for _, p := range l.Problems() {
+		for _, im := range p.Impls {
+			if !seen[im.Name] {
+				seen[im.Name] = true
+				out = append(out, im)
+			}
+		}
 	}
-	return l.Problem.Impls
+	return out
 }
 
-// RunVariant checks one impl at every check size: the REPL's "run NAME".
-func (l *Lesson) RunVariant(env *Env, name string) error {
-	if l.Problem == nil {
-		return fmt.Errorf("lessons: %s has no variants to run", l.Slug)
+// findVariant returns the problem that has an impl called name: the
+// lesson's own first, then those of its steps.
+func (l *Lesson) findVariant(name string) (*Problem, error) {
+	for _, p := range l.Problems() {
+		if _, err := p.impl(name); err == nil {
+			return p, nil
+		}
 	}
-	if _, err := l.Problem.impl(name); err != nil {
+	var names []string
+	for _, im := range l.Variants() {
+		names = append(names, im.Name)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("lessons: %s has no variants to run", l.Slug)
+	}
+	return nil, fmt.Errorf("lessons: %s has no variant %q (it has: %s)", l.Slug, name, strings.Join(names, ", "))
+}
+
+// RunVariant checks one impl at every check size of its problem: the
+// REPL's "run NAME". Any variant a step of the lesson runs can be named.
+func (l *Lesson) RunVariant(env *Env, name string) error {
+	p, err := l.findVariant(name)
+	if err != nil {
 		return err
 	}
-	return CheckStep{Impls: []string{name}}.Do(env, l, "run")
+	return CheckStep{Impls: []string{name}, Problem: p}.Do(env, l, "run")
+}
+
+// KernelNames lists every kernel in the lesson's kernel files, in file
+// order: what "show kernel" can show.
+func (l *Lesson) KernelNames() []string {
+	var out []string
+	for _, f := range l.kernelFiles() {
+		src, err := kernels.Source(f)
+		if err != nil {
+			continue
+		}
+		for _, n := range kernels.Names(src) {
+			if !containsString(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// ShowKernel prints the kernel name, from whichever of the lesson's kernel
+// files declares it, with its resources; with no name it lists the names.
+func (l *Lesson) ShowKernel(env *Env, name string) error {
+	if name == "" {
+		names := l.KernelNames()
+		if len(names) == 0 {
+			return fmt.Errorf("lessons: %s has no kernels", l.Slug)
+		}
+		env.printf("%s's kernels (show one with 'show kernel NAME'):\n  %s\n", l.Slug, strings.Join(names, "\n  "))
+		return nil
+	}
+	for _, f := range l.kernelFiles() {
+		src, err := kernels.Source(f)
+		if err != nil {
+			continue
+		}
+		if containsString(kernels.Names(src), name) {
+			return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")
+		}
+	}
+	return fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
+}
+
+// sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a
+// learner who names sizes wants those measured, not the whole lesson.
+func (l *Lesson) sizeSweeps(env *Env) error {
+	var first error
+	n := 0
+	for _, i := range l.stepsOf("sweep") {
+		sw, ok := l.Steps[i].Action.(Sweep)
+		if !ok || len(sw.Blocks) > 0 {
+			continue
+		}
+		n++
+		env.printf("\n── %s\n", l.Steps[i].Title)
+		err := sw.Do(env, l, l.Steps[i].Title)
+		if errors.Is(err, ErrStopped) {
+			return err
+		}
+		if err != nil && first == nil {
+			first = fmt.Errorf("%s, step %q: %w", l.Slug, l.Steps[i].Title, err)
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("lessons: %s has no sweep over sizes to measure at the sizes given", l.Slug)
+	}
+	return first
 }
 
 // Measure runs every step that measures or checks something (all but the
 // kernel listings and the exercise), without the prose: what
-// "cudarepl bench" records.
+// "cudarepl bench" records. With env.Sizes set it runs only the sweeps
+// over sizes, at those sizes.
 func (l *Lesson) Measure(env *Env) error {
+	if len(env.Sizes) > 0 {
+		return l.sizeSweeps(env)
+	}
 	for _, s := range l.Steps {
 		if s.Action == nil || s.Action.Kind() == "kernel" || s.Action.Kind() == "exercise" {
 			continue

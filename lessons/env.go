@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"cudarepl/gpu"
@@ -38,12 +39,52 @@ type Env struct {
 	images   map[string]*gpu.Image
 	kernels  map[string]gpu.Kernel
 	ceilings map[string]Result
+	noted    map[string]bool // what was said once and need not be said again
+
+	worker  *gpu.Worker // the worker Open started, which Close stops
+	timeout time.Duration
+	stderr  io.Writer
 }
 
 // Live reports whether the env has a GPU.
 func (e *Env) Live() bool { return e.Dev != nil }
 
 func (e *Env) printf(format string, args ...any) { fmt.Fprintf(e.Out, format, args...) }
+
+// once reports whether key is new to this Env, and remembers it: what
+// should be said once a session, such as why kernels cannot be compiled
+// here, is said when once first returns true.
+func (e *Env) once(key string) bool {
+	if e.noted[key] {
+		return false
+	}
+	if e.noted == nil {
+		e.noted = map[string]bool{}
+	}
+	e.noted[key] = true
+	return true
+}
+
+// notCompiled says why kernels are not compiled here: in full the first
+// time in a session, and briefly after that.
+func (e *Env) notCompiled(err error) {
+	if e.once("not compiled") {
+		e.printf("(kernels are not compiled here: %v)\n", firstLine(err))
+		return
+	}
+	e.printf("(not compiled: %s)\n", shortReason(err))
+}
+
+// shortReason is the first clause of an error, without package prefixes:
+// "NVRTC not found" from "gpu: NVRTC not found (libnvrtc.so.13, …); install …".
+func shortReason(err error) string {
+	s := firstLine(err)
+	s = strings.TrimPrefix(s, "gpu: ")
+	if i := strings.IndexAny(s, "(;"); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
 
 func (e *Env) width() int {
 	if e.Width <= 0 {
@@ -77,12 +118,15 @@ func (e *Env) arch() string {
 
 // Compile compiles src for this env's GPU (or the reference GPU in replay),
 // once per session.
-func (e *Env) Compile(src gpu.Source) (*gpu.Image, error) {
-	key := src.Name + "\x00" + src.Code
+func (e *Env) Compile(src gpu.Source) (*gpu.Image, error) { return e.compile(src, nil) }
+
+// compile is Compile, finding the C++ kernels names by their names too.
+func (e *Env) compile(src gpu.Source, names []string) (*gpu.Image, error) {
+	key := src.Name + "\x00" + src.Code + "\x00" + strings.Join(names, "\x00")
 	if img, ok := e.images[key]; ok {
 		return img, nil
 	}
-	img, err := gpu.Compile(src, gpu.CompileOptions{Arch: e.arch()})
+	img, err := gpu.Compile(src, gpu.CompileOptions{Arch: e.arch(), Names: names})
 	if err != nil {
 		return nil, err
 	}

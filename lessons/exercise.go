@@ -1,7 +1,6 @@
 package lessons
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,50 +67,6 @@ func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.printf("%s\nEdit it (type 'edit'), then type 'check' to judge it against %s.\n", x.Task, x.Like)
 	return nil
-}
-
-// ErrNeedsGPU says a learner's kernel compiled but could not be judged.
-var ErrNeedsGPU = errors.New("judging a kernel needs a GPU; it compiled, which is as far as replay mode goes")
-
-// Judge compiles the learner's kernel in src and checks it, launched as
-// like, at the problem's check sizes: exactly the checks the lesson's own
-// versions pass. A compile error comes back as a *gpu.CompileError.
-func Judge(env *Env, l *Lesson, src gpu.Source, kernel, like string) ([]Result, error) {
-	p := l.Problem
-	if p == nil {
-		return nil, fmt.Errorf("lessons: %s has nothing to check kernels against", l.Slug)
-	}
-	if _, err := p.impl(like); err != nil {
-		return nil, err
-	}
-	img, err := env.Compile(src)
-	if err != nil {
-		return nil, err
-	}
-	res, ok := img.Kernel(kernel)
-	if !ok {
-		return nil, fmt.Errorf("lessons: %s has no kernel %q (declare it extern \"C\")", src.Name, kernel)
-	}
-	env.printf("%s compiled: %s\n", src.Name, resourceLine(res))
-	if !env.Live() {
-		return nil, ErrNeedsGPU
-	}
-	k, err := env.Kernel(src, kernel)
-	if err != nil {
-		return nil, err
-	}
-	impl := Impl{Name: kernel, Like: like}
-	var out []Result
-	var firstErr error
-	for _, s := range p.CheckSizes {
-		r, err := checkOnce(env, l, p, "check", impl, k, s)
-		out = append(out, r)
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	env.PrintTable(checkTable(out))
-	return out, firstErr
 }
 
 func resourceLine(k gpu.KernelResources) string {

@@ -3,6 +3,7 @@ package lessons
 import (
 	"embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -85,6 +86,11 @@ func build(d Def) (*Lesson, error) {
 	for title := range d.Actions {
 		if !used[title] {
 			return nil, fmt.Errorf("lessons: %s: an action is registered for step %q, which lesson.md does not have", d.Slug, title)
+		}
+	}
+	for _, p := range l.Problems() {
+		if p.Setup != nil && p.Memory == nil {
+			return nil, fmt.Errorf("lessons: %s: problem %q does not say how much memory a size takes (Memory)", d.Slug, p.Name)
 		}
 	}
 	if l.recorded, err = loadRecorded(d.Results); err != nil {
@@ -179,6 +185,27 @@ func slugs(ls []*Lesson) string {
 		s = append(s, l.Slug)
 	}
 	return strings.Join(s, " or ")
+}
+
+// Problems returns every problem the lesson's steps run, the lesson's own
+// first, each once.
+func (l *Lesson) Problems() []*Problem {
+	var out []*Problem
+	add := func(p *Problem) {
+		if p != nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	add(l.Problem)
+	for _, s := range l.Steps {
+		switch a := s.Action.(type) {
+		case CheckStep:
+			add(a.Problem)
+		case Sweep:
+			add(a.Problem)
+		}
+	}
+	return out
 }
 
 // Recorded returns the results recorded for the lesson on a reference GPU.

@@ -67,6 +67,10 @@ type Problem struct {
 
 	// Setup uploads fresh random inputs of size s and computes the reference.
 	Setup func(env *Env, s Size) (Case, error)
+	// Memory is what Setup and the impls take at size s, known before
+	// anything is allocated: a size that does not fit is refused at once,
+	// with what it needs and what is free.
+	Memory func(s Size) Memory
 	// Work is what one run does, in the unit's numerator: bytes moved for
 	// GB/s, floating-point operations for TFLOP/s.
 	Work func(s Size) float64
@@ -94,8 +98,6 @@ type Case interface {
 	Poison() error
 	// Check reads the outputs back and compares them with the reference.
 	Check() (CheckStats, error)
-	// Footprint is the device memory the case holds, in bytes.
-	Footprint() int64
 	// Free releases the case's device memory.
 	Free()
 }

@@ -42,7 +42,9 @@ type Result struct {
 	MaxRelErr float64 `json:"max_rel_err,omitempty"` // checks: worst |out − ref| / (|ref| + 1)
 	Tolerance float64 `json:"tolerance,omitempty"`
 	Passed    bool    `json:"passed,omitempty"`
-	Detail    string  `json:"detail,omitempty"` // a failed check's first mismatch
+	Outcome   string  `json:"outcome,omitempty"`        // what kept it from running: Refused, OutOfMemory, TimedOut, Faulted, Skipped; "" when it ran
+	Detail    string  `json:"detail,omitempty"`         // why: a failed check's first mismatch, the refusal's reason
+	NeedMem   int64   `json:"need_mem_bytes,omitempty"` // out of memory: the device memory the size needs
 
 	GPU    string `json:"gpu"`
 	Driver string `json:"driver"`
@@ -58,6 +60,20 @@ func (r Result) WithTimes(st gpu.Stats) Result {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// Failed reports whether r is a failure: a check that found wrong
+// elements, a kernel that timed out or faulted. A size refused or out of
+// memory is not one, nor a size skipped after a failure.
+func (r Result) Failed() bool {
+	switch r.Outcome {
+	case "", TimedOut, Faulted:
+		return !r.Passed
+	}
+	return false
+}
+
+// Measured reports whether r holds a measurement: it ran, and was timed.
+func (r Result) Measured() bool { return r.Outcome == "" && r.MedianMs > 0 }
 
 // OfCeiling is Throughput as a share of Ceiling, 0 where there is none.
 func (r Result) OfCeiling() float64 {

@@ -1,9 +1,20 @@
 package lessons
 
 import (
+	"errors"
 	"fmt"
 
 	"cudarepl/gpu"
+)
+
+// What became of a check or a measurement that did not simply run: the
+// Outcome of its Result. A result that ran has none.
+const (
+	Refused     = "refused"       // the impl cannot run this size, or not on this GPU
+	OutOfMemory = "out of memory" // the size needs more memory than is free; nothing was allocated
+	TimedOut    = "timed out"     // it ran past the worker's time limit
+	Faulted     = "faulted"       // it killed its worker (an illegal address, say)
+	Skipped     = "skipped"       // not run: an earlier size of the same impl timed out or faulted
 )
 
 // implKernel loads the kernel that runs impl, a version from the problem's
@@ -31,18 +42,54 @@ func (p *Problem) launchAs(impl Impl) Impl {
 	return impl
 }
 
+// before says whether size s of impl can run at all: it may be refused by
+// the impl, or need more memory than is free. A result with its Outcome
+// set comes back when it cannot, and nothing has been allocated.
+func (e *Env) before(p *Problem, impl Impl, s Size, r Result) (Result, bool) {
+	if err := e.fits(p, s); err != nil {
+		r.Outcome, r.Detail = OutOfMemory, err.Error()
+		r.NeedMem = p.Memory(s).Device
+		return r, false
+	}
+	if why := p.launchAs(impl).refuses(e, s); why != nil {
+		r.Outcome, r.Detail = Refused, why.Error()
+		return r, false
+	}
+	return r, true
+}
+
+// failure records in r what err did: a time-out or a fault of the worker,
+// a device that ran out of memory, or a plain failure. It returns err
+// wrapped with the impl and size, or nil where err only says the size did
+// not fit.
+func failure(r *Result, p *Problem, impl Impl, s Size, err error) error {
+	var we *gpu.WorkerError
+	switch {
+	case gpu.IsOutOfMemory(err) && p.Memory != nil:
+		oom := &OutOfMemoryError{What: p.Name + " " + powerLabel(p, s), Where: "device", Need: p.Memory(s).Device}
+		r.Outcome, r.Detail, r.NeedMem = OutOfMemory, oom.Error(), oom.Need
+		return nil
+	case errors.As(err, &we) && we.TimedOut:
+		r.Outcome = TimedOut
+	case errors.As(err, &we):
+		r.Outcome = Faulted
+	}
+	r.Detail = err.Error()
+	return fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+}
+
 // checkOnce runs impl once at size s on fresh, poisoned buffers and checks
 // every output element. The result records the outcome either way.
 func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size) (Result, error) {
 	r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Block: impl.block()}
 	env.stamp(&r)
-	if why := p.launchAs(impl).refuses(env, s); why != nil {
-		r.Passed, r.Detail = true, "refused: "+why.Error()
+	r, ok := env.before(p, impl, s, r)
+	if !ok {
 		return r, nil
 	}
 	c, err := p.Setup(env, s)
 	if err != nil {
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+		return r, failure(&r, p, impl, s, err)
 	}
 	defer c.Free()
 	ops, err := c.Ops(p.launchAs(impl), k, impl.block())
@@ -53,43 +100,86 @@ func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 		err = env.Dev.Run(ops...)
 	}
 	if err != nil {
-		r.Detail = err.Error()
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+		return r, failure(&r, p, impl, s, err)
 	}
 	st, err := c.Check()
 	r.MaxRelErr, r.Tolerance, r.Passed = st.MaxRelErr, st.Tol, err == nil
 	if err != nil {
-		r.Detail = err.Error()
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+		return r, failure(&r, p, impl, s, err)
 	}
 	return r, nil
 }
 
+// checkImpl checks impl at every check size of p, in order. After a
+// time-out or a fault the remaining sizes are skipped with the reason:
+// an endless kernel costs one time limit, not one per size. done counts
+// the checks before this impl's, for the progress bar.
+func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, done, total int) ([]Result, error) {
+	var out []Result
+	var first error
+	var broke *Result
+	for _, s := range p.CheckSizes {
+		if err := env.canceled(); err != nil {
+			return out, ErrStopped
+		}
+		if broke != nil {
+			r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType,
+				Block: impl.block(), Outcome: Skipped, Detail: fmt.Sprintf("%s %s at %s", impl.Name, broke.Outcome, broke.Size)}
+			env.stamp(&r)
+			env.record(r)
+			out = append(out, r)
+			continue
+		}
+		env.progress(done+len(out), total, impl.Name+" "+p.label(s))
+		r, err := checkOnce(env, l, p, step, impl, k, s)
+		env.record(r)
+		out = append(out, r)
+		if err != nil && first == nil {
+			first = err
+		}
+		if r.Outcome == TimedOut || r.Outcome == Faulted {
+			broke = &out[len(out)-1]
+		}
+	}
+	return out, first
+}
+
 // benchPoint measures impl at size s with block threads per block: checked
 // before timing and again after, timed with the L2 flushed between
-// repetitions when the case would otherwise sit in L2.
-func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling Result) (Result, error) {
-	r := Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType,
-		Unit: p.Unit, Ceiling: ceiling.Throughput, CeilingName: ceiling.Variant}
+// repetitions when the case would otherwise sit in L2. ceiling is called
+// once a point actually runs, so that a sweep whose sizes are all refused
+// measures nothing.
+func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error)) (Result, error) {
+	r := Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Unit: p.Unit}
 	if !impl.Library {
 		r.Block = block
 	}
 	env.stamp(&r)
+	r, ok := env.before(p, impl, s, r)
+	if !ok {
+		return r, nil
+	}
+	ceil, err := ceiling()
+	if err != nil {
+		return r, err
+	}
+	r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
 	free0, _, _ := env.Dev.MemInfo()
 	c, err := p.Setup(env, s)
 	if err != nil {
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+		return r, failure(&r, p, impl, s, err)
 	}
 	defer c.Free()
 	ops, err := c.Ops(p.launchAs(impl), k, block)
 	if err != nil {
-		return r, fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
+		return r, failure(&r, p, impl, s, err)
 	}
+	footprint := p.Memory(s).Device
 	// After Ops: a case may upload an impl's operands only when asked for them.
 	if free1, _, err := env.Dev.MemInfo(); err == nil && free0 > free1 {
 		r.PeakMem = free0 - free1
 	} else {
-		r.PeakMem = c.Footprint()
+		r.PeakMem = footprint
 	}
 	check := func(when string) error {
 		if err := c.Poison(); err != nil {
@@ -99,24 +189,24 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 			return err
 		}
 		if _, err := c.Check(); err != nil {
-			return fmt.Errorf("%s %s, %s timing: %w", impl.Name, s, when, err)
+			return fmt.Errorf("%s timing: %w", when, err)
 		}
 		return nil
 	}
 	if err := check("before"); err != nil {
-		return r, err
+		return r, failure(&r, p, impl, s, err)
 	}
 	l2 := env.Dev.Info().L2Bytes
 	t, err := env.Dev.Bench(gpu.Bench{
 		Name: fmt.Sprintf("%s %s", impl.Name, s), Ops: [][]gpu.Op{ops},
-		FlushL2: c.Footprint() < 4*l2, Reps: repsFor(p.Work(s)),
+		FlushL2: footprint < 4*l2, Reps: repsFor(p.Work(s)),
 	})
 	if err != nil {
-		return r, err
+		return r, failure(&r, p, impl, s, err)
 	}
 	// The timed runs rewrote the outputs: check those, then the whole again.
 	if _, err := c.Check(); err != nil {
-		return r, fmt.Errorf("%s %s, after timing: %w", impl.Name, s, err)
+		return r, failure(&r, p, impl, s, fmt.Errorf("after timing: %w", err))
 	}
 	st := t.Stats()
 	r = r.WithTimes(st)

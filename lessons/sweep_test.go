@@ -33,7 +33,6 @@ type fakeCase struct{}
 func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
 func (fakeCase) Poison() error                               { return nil }
 func (fakeCase) Check() (CheckStats, error)                  { return CheckStats{}, nil }
-func (fakeCase) Footprint() int64                            { return 1 << 30 }
 func (fakeCase) Free()                                       {}
 
 // TestSweepStopsOnCancel: Ctrl-C during a sweep keeps what was measured and
@@ -48,9 +47,10 @@ func TestSweepStopsOnCancel(t *testing.T) {
 		}
 	}}
 	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
-		Impls: []Impl{{Name: "lib", Library: true}},
-		Setup: func(*Env, Size) (Case, error) { return fakeCase{}, nil },
-		Work:  func(s Size) float64 { return float64(s[0]) }}
+		Impls:  []Impl{{Name: "lib", Library: true}},
+		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
+		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
 	sw := Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
 	err := sw.Do(env, l, "Benchmark")
@@ -82,8 +82,9 @@ func TestCheckRefusesShapes(t *testing.T) {
 			}
 			return nil
 		}}},
-		Setup: func(*Env, Size) (Case, error) { return fakeCase{}, nil },
-		Work:  func(s Size) float64 { return float64(s[0]) }}
+		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
+		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
 	if err := (CheckStep{}).Do(env, l, "Check"); err != nil {
 		t.Fatalf("Do = %v, want nil (a refusal is not a failure)", err)
@@ -92,7 +93,11 @@ func TestCheckRefusesShapes(t *testing.T) {
 	for _, line := range strings.Split(out.String(), "\n") {
 		ok4 = ok4 || strings.HasPrefix(line, "lib      n=4") && strings.HasSuffix(line, "  ok")
 	}
-	if !strings.Contains(out.String(), "n=3          0.0e+00      0e+00  refused: needs a multiple of 4") || !ok4 {
+	refused := false
+	for _, line := range strings.Split(out.String(), "\n") {
+		refused = refused || strings.HasPrefix(line, "lib      n=3") && strings.HasSuffix(line, "—          —  refused")
+	}
+	if !refused || !strings.Contains(out.String(), "lib refused: needs a multiple of 4") || !ok4 {
 		t.Errorf("check table:\n%s", out.String())
 	}
 }
@@ -179,5 +184,108 @@ func TestUploadPairFreesOnFailure(t *testing.T) {
 		case allocs == 3 && (err != nil || len(d.live) != 3):
 			t.Errorf("3 allocations allowed: err %v, %d allocated; want 3", err, len(d.live))
 		}
+	}
+}
+
+// smallDev is a fakeDev with 1 GiB of free memory whose Run fails as err
+// says (nil: it runs).
+type smallDev struct {
+	fakeDev
+	runs int
+	err  func(run int) error
+}
+
+func (d *smallDev) Run(...gpu.Op) error {
+	d.runs++
+	if d.err != nil {
+		return d.err(d.runs)
+	}
+	return nil
+}
+
+// fakeProblem needs 12 bytes of device memory per element, like a vector add.
+func fakeProblem(sizes ...Size) *Problem {
+	return &Problem{Name: "fake add", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy, CheckSizes: sizes,
+		Impls:  []Impl{{Name: "k1", Library: true}, {Name: "k2", Library: true}},
+		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Memory: func(s Size) Memory { return Memory{Device: 12 * int64(s[0])} },
+		Work:   func(s Size) float64 { return 12 * float64(s[0]) }}
+}
+
+// TestTooLargeIsRefused: a size that needs more device memory than is free
+// is refused before anything is allocated, with what it needs and what is
+// free; a sweep of only such sizes fails, one that reaches them goes on.
+func TestTooLargeIsRefused(t *testing.T) {
+	var out bytes.Buffer
+	d := &smallDev{}
+	env := &Env{Dev: d, Out: &out}
+	l := &Lesson{Slug: "fake", Problem: fakeProblem()}
+	err := Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	want := "fake add n=2^33 needs 96.0 GiB of device memory; 1.0 GiB is free"
+	if err == nil || err.Error() != want {
+		t.Errorf("sweep of one size too large = %v, want %q", err, want)
+	}
+	if d.runs != 0 || d.next != 0 {
+		t.Errorf("%d runs and %d bytes allocated for a refused size, want none", d.runs, d.next)
+	}
+	if !strings.Contains(out.String(), "out of memory") || !strings.Contains(out.String(), "needs 98304.0") {
+		t.Errorf("table of a refused size:\n%s", out.String())
+	}
+
+	out.Reset()
+	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}, {1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	if err != nil {
+		t.Errorf("sweep that reaches a size too large = %v, want nil", err)
+	}
+	measured, oom := 0, 0
+	for _, r := range env.Results.Filter("Benchmark", "bench") {
+		switch {
+		case r.Measured():
+			measured++
+		case r.Outcome == OutOfMemory && r.NeedMem == 12<<33:
+			oom++
+		}
+	}
+	if measured != 2 || oom != 2 {
+		t.Errorf("%d measured and %d out of memory, want 2 and 2:\n%s", measured, oom, out.String())
+	}
+}
+
+// TestTimeOutSkipsTheRest: once a kernel times out, its remaining sizes are
+// skipped with the reason and nothing more runs; the next impl is checked.
+func TestTimeOutSkipsTheRest(t *testing.T) {
+	var out bytes.Buffer
+	timeout := &gpu.WorkerError{Op: "run k1", Cause: "ran past the 10s time limit", TimedOut: true}
+	d := &smallDev{err: func(run int) error {
+		if run == 2 { // the first size of k1 runs, the second hangs
+			return timeout
+		}
+		return nil
+	}}
+	env := &Env{Dev: d, Out: &out}
+	p := fakeProblem(Size{1}, Size{3}, Size{1000}, Size{1023})
+	l := &Lesson{Slug: "fake", Problem: p}
+	err := CheckStep{}.Do(env, l, "Check")
+	if !errors.Is(err, timeout) {
+		t.Fatalf("Do = %v, want the time-out", err)
+	}
+	if d.runs != 2+4 {
+		t.Errorf("%d runs, want 6: two of k1 (the second timed out), four of k2", d.runs)
+	}
+	var got []string
+	for _, r := range env.Results.Filter("Check", "check") {
+		got = append(got, r.Variant+" "+r.Size+" "+outcomeLabel(r))
+	}
+	want := "k1 n=1 ok|k1 n=3 timed out|k1 n=1000 skipped|k1 n=1023 skipped|k2 n=1 ok|k2 n=3 ok|k2 n=1000 ok|k2 n=1023 ok"
+	if strings.Join(got, "|") != want {
+		t.Errorf("recorded %q, want %q", strings.Join(got, "|"), want)
+	}
+	for _, line := range []string{"k1       n=1000               —          —  skipped", "k1 skipped: k1 timed out at n=3"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("check table lacks %q:\n%s", line, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "0e+00") {
+		t.Errorf("rows that measured nothing show error figures:\n%s", out.String())
 	}
 }

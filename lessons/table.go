@@ -88,23 +88,36 @@ func align(right bool) string {
 	return "left"
 }
 
-// benchTable lists bench results: time, throughput and share of the ceiling.
+// benchTable lists bench results: time, throughput and share of the
+// ceiling. A size that did not run says why in place of its figures.
 func benchTable(rs []Result) *Table {
-	unit, ceil := rs[0].Unit, rs[0].CeilingName
+	unit := rs[0].Unit
 	t := &Table{
 		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of ceiling", "memory (MiB)"},
 		Right:   []bool{false, false, true, true, true, true, true},
 	}
-	for _, r := range rs {
+	var ceil *Result
+	for i, r := range rs {
 		block := "—"
 		if r.Block > 0 {
 			block = fmt.Sprint(r.Block)
 		}
+		if !r.Measured() {
+			mem := "—"
+			if r.NeedMem > 0 {
+				mem = fmt.Sprintf("needs %.1f", float64(r.NeedMem)/(1<<20))
+			}
+			t.add(r.Variant, r.Size, block, outcomeLabel(r), "—", "—", mem)
+			continue
+		}
+		if ceil == nil && r.CeilingName != "" {
+			ceil = &rs[i]
+		}
 		t.add(r.Variant, r.Size, block, fmt.Sprintf("%.1f", r.MedianMs*1e3), fmt.Sprintf("%.1f", r.Throughput),
 			pct(r.OfCeiling()), fmt.Sprintf("%.1f", float64(r.PeakMem)/(1<<20)))
 	}
-	if ceil != "" {
-		t.Notes = append(t.Notes, fmt.Sprintf("ceiling: %s, %.1f %s, measured in the same run", ceil, rs[0].Ceiling, unit))
+	if ceil != nil {
+		t.Notes = append(t.Notes, fmt.Sprintf("ceiling: %s, %.1f %s, measured in the same run", ceil.CeilingName, ceil.Ceiling, unit))
 	}
 	over, worst := 0, 0.0
 	for _, r := range rs {
@@ -116,22 +129,60 @@ func benchTable(rs []Result) *Table {
 	if over > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement, in one precision at one size: clocks and sizes move it by a few per cent, and a faster precision passes it.", over, 100*(worst-1)))
 	}
+	t.Notes = append(t.Notes, whyNotRun(rs)...)
 	return t
 }
 
-// checkTable lists check results.
+// outcomeLabel is the short word a table shows for a result that did not
+// run to the end.
+func outcomeLabel(r Result) string {
+	switch {
+	case r.Outcome != "":
+		return r.Outcome
+	case !r.Passed:
+		return "FAILED"
+	}
+	return "ok"
+}
+
+// whyNotRun explains, once per distinct reason, the results of rs that
+// did not run to the end: a table's cells are too narrow for the reason.
+func whyNotRun(rs []Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r.Measured() || r.Outcome == "" && r.Kind == "check" || r.Detail == "" {
+			continue
+		}
+		line := fmt.Sprintf("%s, %s: %s", r.Variant, r.Size, firstLineOf(r.Detail))
+		if r.Outcome == Refused || r.Outcome == Skipped {
+			line = fmt.Sprintf("%s %s: %s", r.Variant, r.Outcome, firstLineOf(r.Detail))
+		}
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// checkTable lists check results. Rows that measured nothing (refused,
+// out of memory, timed out, faulted or skipped) show no error figures.
 func checkTable(rs []Result) *Table {
 	t := &Table{Headers: []string{"variant", "size", "max rel. error", "tolerance", "result"}, Right: []bool{false, false, true, true, false}}
 	for _, r := range rs {
-		result := "ok"
-		switch {
-		case !r.Passed:
-			result = "FAILED"
-		case strings.HasPrefix(r.Detail, "refused: "):
-			result = r.Detail
+		errCell, tolCell := "—", "—"
+		if r.Outcome == "" && r.Tolerance > 0 {
+			errCell, tolCell = fmt.Sprintf("%.1e", r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance)
 		}
-		t.add(r.Variant, r.Size, fmt.Sprintf("%.1e", r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance), result)
+		t.add(r.Variant, r.Size, errCell, tolCell, outcomeLabel(r))
 	}
+	t.Notes = whyNotRun(rs)
 	return t
 }
 

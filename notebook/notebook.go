@@ -10,14 +10,12 @@
 package notebook
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
-	"cudarepl/gpu"
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all" // every lesson, registered
 	"cudarepl/plots"
@@ -29,6 +27,11 @@ func Step(slug string, n int) { report(inCell().Step(slug, n)) }
 // Check compiles code and judges its kernel as the lesson's exercise is
 // judged.
 func Check(slug, code string) { report(inCell().Check(slug, code)) }
+
+// Sanitize judges code as Check does, with the kernel run under
+// compute-sanitizer's tool ("memcheck", "racecheck", "synccheck" or
+// "initcheck"), and lists what the sanitizer found.
+func Sanitize(slug, tool, code string) { report(inCell().Sanitize(slug, tool, code)) }
 
 // report waits until GoNB has taken everything the cell displayed (display
 // data still in GoNB's pipe when the cell's program exits can be lost, and
@@ -77,18 +80,11 @@ func (c *Cell) env() (*lessons.Env, func(), error) {
 	if c.Env != nil {
 		return c.Env, func() {}, nil
 	}
-	env := &lessons.Env{Out: out, Workspace: lessons.DefaultWorkspace(), Width: 100,
-		ShowTable: c.Table, ShowFigure: c.Figure}
-	w, err := gpu.Open()
-	switch {
-	case errors.Is(err, gpu.ErrNoGPU):
-		env.NoGPU = err
-		return env, func() {}, nil
-	case err != nil:
+	env, err := lessons.Open(lessons.Options{Out: out, Width: 100, ShowTable: c.Table, ShowFigure: c.Figure})
+	if err != nil {
 		return nil, nil, err
 	}
-	env.Dev = w
-	return env, func() { w.Close() }, nil
+	return env, func() { env.Close() }, nil
 }
 
 // Step runs step n (from 1) of the lesson named slug: its action, without
@@ -114,7 +110,12 @@ func (c *Cell) Step(slug string, n int) error {
 }
 
 // Check judges code's exercise kernel like the version the exercise names.
-func (c *Cell) Check(slug, code string) error {
+func (c *Cell) Check(slug, code string) error { return c.judge(slug, "", code) }
+
+// Sanitize is Check under compute-sanitizer's tool.
+func (c *Cell) Sanitize(slug, tool, code string) error { return c.judge(slug, tool, code) }
+
+func (c *Cell) judge(slug, tool, code string) error {
 	l, err := lessons.Find(slug)
 	if err != nil {
 		return err
@@ -127,15 +128,20 @@ func (c *Cell) Check(slug, code string) error {
 		return err
 	}
 	defer done()
-	x := l.Exercise
-	_, err = lessons.Judge(env, l, gpu.Source{Name: x.File, Code: code}, x.Kernel, x.Like)
+	if tool != "" {
+		return env.Sanitize(tool, func(env *lessons.Env) error { return judgeIn(env, l, code) })
+	}
+	return judgeIn(env, l, code)
+}
+
+// judgeIn judges code as l's exercise in env.
+func judgeIn(env *lessons.Env, l *lessons.Lesson, code string) error {
+	v, err := env.Judge(l, lessons.Submission{File: l.Exercise.File, Code: code})
 	switch {
-	case errors.Is(err, lessons.ErrNeedsGPU):
-		fmt.Fprintln(env.Out, err)
-		return nil
 	case err != nil:
 		return err
+	case v.Judged && !v.Passed():
+		return fmt.Errorf("%s does not pass: %w", v.Kernel, v.Err)
 	}
-	fmt.Fprintf(env.Out, "%s passes every check %s passes.\n", x.Kernel, x.Like)
 	return nil
 }

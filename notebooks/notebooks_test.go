@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cudarepl/gpu"
 )
 
 // TestExecuteNotebooks runs every notebook through nbconvert and fails on
@@ -21,7 +23,7 @@ func TestExecuteNotebooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("executing notebooks takes minutes; skipped under -short")
 	}
-	if _, err := exec.LookPath("jupyter"); err != nil {
+	if _, err := exec.LookPath("jupyter"); err != nil || gpu.Hidden("jupyter") {
 		t.Skip("jupyter not found: install Debian's jupyter-nbconvert and python3-nbclient to execute the notebooks")
 	}
 	specs, err := exec.Command("jupyter", "kernelspec", "list").Output()

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -121,110 +119,128 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	return l.RunAll(s.env)
 }
 
-// cmdCheck checks lessons, or judges a learner's kernel file.
-func cmdCheck(args []string, stdout, stderr io.Writer) error {
-	fs, cf := newFlags("check", stderr)
-	all := fs.Bool("all", false, "check every lesson")
-	file := fs.String("kernel", "", "a .cu file to judge instead of the lesson's own versions")
-	variant := fs.String("variant", "", "the kernel in --kernel to judge (default: the exercise's, or the file's only kernel)")
-	like := fs.String("like", "", "the version it is judged and launched like (default: the exercise's)")
+// checkArgs is what check was asked to do, on the command line or in the
+// REPL, which take the same flags.
+type checkArgs struct {
+	all      bool
+	lesson   string // "" in the REPL means the open lesson
+	file     string // a .cu file to judge
+	variant  string // the kernel in file
+	like     string // the version it is judged like
+	sanitize string // a compute-sanitizer tool to run the checks under
+}
+
+const checkUsage = "check --all | check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]] [--sanitize memcheck|racecheck|synccheck|initcheck]"
+
+// parseCheck reads check's arguments. A positional argument that ends in
+// .cu is the file to judge, as in "check mine.cu"; another is the lesson.
+// prefix starts the usage line: "cudarepl " on the command line.
+func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, error) {
+	fs, _ := newFlags("check", stderr)
+	var c checkArgs
+	fs.BoolVar(&c.all, "all", false, "check every lesson")
+	fs.StringVar(&c.file, "kernel", "", "a .cu file to judge instead of the lesson's own versions")
+	fs.StringVar(&c.variant, "variant", "", "the kernel in --kernel to judge (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&c.like, "like", "", "the version it is judged and launched like (default: the exercise's)")
+	fs.StringVar(&c.sanitize, "sanitize", "", "run the checks under compute-sanitizer: memcheck, racecheck, synccheck or initcheck")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
-		return usageError{err.Error()}
+		return c, usageError{err.Error()}
 	}
-	const usage = "cudarepl check --all | cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]"
-	targets := lessons.All()
-	if !*all || len(pos) > 0 || *file != "" {
-		if *all || len(pos) != 1 {
-			return usageError{"usage: " + usage}
+	for _, p := range pos {
+		switch {
+		case strings.HasSuffix(p, ".cu") && c.file == "":
+			c.file = p
+		case c.lesson == "":
+			c.lesson = p
+		default:
+			return c, usageError{"usage: " + prefix + checkUsage}
 		}
-		l, err := lessonArg(pos, usage)
-		if err != nil {
-			return err
-		}
-		targets = []*lessons.Lesson{l}
 	}
-	s, err := openSession(stdout, cf.plots)
+	if c.all && (c.lesson != "" || c.file != "") || (c.variant != "" || c.like != "") && c.file == "" {
+		return c, usageError{"usage: " + prefix + checkUsage}
+	}
+	return c, nil
+}
+
+// cmdCheck checks lessons, or judges a learner's kernel file.
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	c, err := parseCheck(args, "cudarepl ", stderr)
+	if err != nil {
+		return err
+	}
+	if !c.all && c.lesson == "" {
+		return usageError{"usage: cudarepl " + checkUsage}
+	}
+	s, err := openSession(stdout, "")
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if *file != "" {
-		return judgeFile(s.env, targets[0], *file, *variant, *like, stdout)
+	return runCheck(s.env, c, stdout)
+}
+
+// runCheck does what check was asked, in env, for the command line and the
+// REPL alike.
+func runCheck(env *lessons.Env, c checkArgs, out io.Writer) error {
+	targets := lessons.All()
+	if !c.all {
+		l, err := lessons.Find(c.lesson)
+		if err != nil {
+			return usageError{"cudarepl: " + err.Error()}
+		}
+		targets = []*lessons.Lesson{l}
+	}
+	if c.sanitize != "" {
+		return env.Sanitize(c.sanitize, func(env *lessons.Env) error { return checkTargets(env, targets, c, out) })
+	}
+	return checkTargets(env, targets, c, out)
+}
+
+func checkTargets(env *lessons.Env, targets []*lessons.Lesson, c checkArgs, out io.Writer) error {
+	if c.file != "" {
+		return judgeFile(env, targets[0], c, out)
 	}
 	failed := 0
 	for _, l := range targets {
-		fmt.Fprintf(stdout, "── %d %s\n", l.Number, l.Slug)
-		if err := l.CheckAll(s.env); err != nil {
-			fmt.Fprintf(stdout, "FAILED: %v\n", err)
+		if len(targets) > 1 {
+			fmt.Fprintf(out, "── %d %s\n", l.Number, l.Slug)
+		}
+		if err := l.CheckAll(env); err != nil {
+			fmt.Fprintf(out, "FAILED: %v\n", err)
 			failed++
 		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d lessons failed their checks", failed, len(targets))
 	}
-	if !s.env.Live() {
-		fmt.Fprintf(stdout, "replay mode: the checks above are the recorded ones; nothing ran on a GPU\n")
+	if !env.Live() {
+		fmt.Fprintf(out, "replay mode: the checks above are the recorded ones; nothing ran on a GPU\n")
 	}
 	return nil
 }
 
-// judgeFile compiles path and judges its kernel like a version of l.
-func judgeFile(env *lessons.Env, l *lessons.Lesson, path, kernel, like string, stdout io.Writer) error {
-	code, err := os.ReadFile(path)
+// judgeFile compiles c.file and judges its kernel like a version of l.
+func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) error {
+	code, err := os.ReadFile(c.file)
 	if err != nil {
 		return usageError{"cudarepl: " + err.Error()}
 	}
-	src := gpu.Source{Name: filepath.Base(path), Code: string(code)}
-	kernel, like, err = judgeTarget(l, src, kernel, like)
-	if err != nil {
-		return usageError{"cudarepl: " + err.Error()}
-	}
-	_, err = lessons.Judge(env, l, src, kernel, like)
+	v, err := env.Judge(l, lessons.Submission{File: filepath.Base(c.file), Code: string(code), Kernel: c.variant, Like: c.like})
 	switch {
-	case errors.Is(err, lessons.ErrNeedsGPU):
-		fmt.Fprintf(stdout, "%v\n", err)
-		return nil
 	case err != nil:
-		fmt.Fprintf(stdout, "FAILED: %v\n", err)
-		return fmt.Errorf("%s does not pass: %w", kernel, err)
+		return usageError{"cudarepl: " + err.Error()}
+	case v.Judged && !v.Passed():
+		return judgedError{fmt.Sprintf("%s does not pass", v.Kernel)}
 	}
-	fmt.Fprintf(stdout, "%s passes every check %s passes.\n", kernel, like)
 	return nil
 }
 
-// judgeTarget picks the kernel to judge and the version to judge it like.
-func judgeTarget(l *lessons.Lesson, src gpu.Source, kernel, like string) (string, string, error) {
-	if like == "" && l.Exercise != nil {
-		like = l.Exercise.Like
-	}
-	if like == "" {
-		return "", "", fmt.Errorf("%s has no exercise: say which version to judge against with --like", l.Slug)
-	}
-	if kernel == "" {
-		names := kernels.Names(src)
-		switch {
-		case l.Exercise != nil && contains(names, l.Exercise.Kernel):
-			kernel = l.Exercise.Kernel
-		case len(names) == 1:
-			kernel = names[0]
-		case len(names) == 0:
-			return "", "", fmt.Errorf("%s declares no __global__ kernel", src.Name)
-		default:
-			return "", "", fmt.Errorf("%s declares %s: say which with --variant", src.Name, strings.Join(names, ", "))
-		}
-	}
-	return kernel, like, nil
-}
+// judgedError is a verdict already printed: the command fails, and only
+// needs to say so in one line.
+type judgedError struct{ msg string }
 
-func contains(v []string, s string) bool {
-	for _, x := range v {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
+func (e judgedError) Error() string { return e.msg }
 
 // cmdBench measures a lesson and can write the results as JSON.
 func cmdBench(args []string, stdout, stderr io.Writer) error {

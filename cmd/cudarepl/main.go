@@ -14,16 +14,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
-	"text/tabwriter"
 
 	"github.com/chzyer/readline"
 
-	"cudarepl/gpu"
+	"cudarepl/lessons"
 	_ "cudarepl/lessons/all"
 )
 
@@ -87,43 +85,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 // cmdDevice prints the device table, or the one sentence saying why there is
 // no GPU; both are normal outcomes.
 func cmdDevice(stdout, stderr io.Writer) int {
-	dev, err := gpu.Open()
-	if errors.Is(err, gpu.ErrNoGPU) {
-		fmt.Fprintf(stdout, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", err)
-		if v, err := gpu.NVRTCVersion(); err == nil {
-			fmt.Fprintf(stdout, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
-		}
-		return 0
-	}
+	env, err := lessons.Open(lessons.Options{Out: stdout, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
 		return 1
 	}
-	defer dev.Close()
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	for _, row := range dev.Info().Rows() {
-		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
-	}
-	if free, total, err := dev.MemInfo(); err == nil {
-		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
-	}
-	cudnn, err := gpu.CudnnVersion()
-	if err != nil {
-		cudnn = unavailable(err) // lessons 10 and 11 replay their results
-	}
-	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnn)
-	tw.Flush()
+	defer env.Close()
+	env.WriteDevice(stdout)
 	return 0
-}
-
-// unavailable is why a library cannot be used, without the package prefix
-// when it is the usual "not found" kind.
-func unavailable(err error) string {
-	var ue *gpu.UnavailableError
-	if errors.As(err, &ue) {
-		return ue.Reason
-	}
-	return err.Error()
 }
 
 func cmdVersion(stdout io.Writer) int {
@@ -136,15 +105,6 @@ func cmdVersion(stdout io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "cudarepl %s%s\n", version, rev)
-	if v, err := gpu.NVRTCVersion(); err == nil {
-		fmt.Fprintf(stdout, "NVRTC %s\n", v)
-	} else {
-		fmt.Fprintf(stdout, "%v\n", err)
-	}
-	if v, err := gpu.CudnnVersion(); err == nil {
-		fmt.Fprintf(stdout, "cuDNN %s\n", v)
-	} else {
-		fmt.Fprintln(stdout, unavailable(err))
-	}
+	lessons.WriteVersions(stdout)
 	return 0
 }

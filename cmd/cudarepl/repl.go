@@ -16,8 +16,6 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -48,10 +46,10 @@ func init() {
 		{"next", "", "go to the next step and run it", "", func(r *repl, _ []string) error { return r.goTo(r.step + 1) }},
 		{"prev", "", "go to the previous step and run it", "", func(r *repl, _ []string) error { return r.goTo(r.step - 1) }},
 		{"step", "<n>", "go to step n and run it", "", (*repl).stepCmd},
-		{"show", "[kernel <variant>]", "show the step's prose again, or a kernel's source", "", (*repl).show},
-		{"run", "[<variant>]", "run the step again, or check one variant", "With a variant, runs it once at every check size and checks every element against the CPU reference.", (*repl).runCmd},
-		{"check", "[<file.cu>]", "check the lesson's versions, your exercise, or a file", "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged.", (*repl).check},
-		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
+		{"show", "[kernel [<name>]]", "show the step's prose again, or a kernel's source", "'show kernel' lists the lesson's kernels; 'show kernel NAME' shows one with its registers and shared memory.", (*repl).show},
+		{"run", "[<variant>]", "run the step again, or check one variant", "With a variant (any the lesson's steps run; quote a name with spaces or not), runs it once at every check size and checks every element against the CPU reference.", (*repl).runCmd},
+		{"check", "[<file.cu>] [flags]", "check the lesson's versions, your exercise, or a file", "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged. The flags are the command line's: --all, --kernel FILE.cu, --variant NAME, --like VERSION, --sanitize memcheck|racecheck|synccheck|initcheck.", (*repl).check},
+		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
 		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
 		{"edit", "", "edit your copy of the exercise, then check it", "Opens $VISUAL or $EDITOR on your copy (created from the lesson's starter if you have none), then compiles and judges it.", (*repl).edit},
 		{"device", "", "describe the GPU", "", func(r *repl, _ []string) error { return r.device() }},
@@ -150,7 +148,11 @@ func (r *repl) loop(read func() (string, error)) {
 		if err != nil {
 			return
 		}
-		fields := strings.Fields(line)
+		fields, err := splitLine(line)
+		if err != nil {
+			fmt.Fprintf(r.out, "error: %v\n", err)
+			continue
+		}
 		if len(fields) == 0 {
 			continue
 		}
@@ -188,6 +190,8 @@ func (r *repl) exec(fields []string) {
 	switch {
 	case errors.Is(err, lessons.ErrStopped):
 		fmt.Fprintln(r.out, "stopped")
+	case errors.As(err, new(judgedError)):
+		// The verdict's line has said it.
 	case err != nil:
 		fmt.Fprintf(r.out, "error: %v\n", err)
 	}
@@ -272,10 +276,10 @@ func (r *repl) show(args []string) error {
 		fmt.Fprintf(r.out, "%d/%d %s\n\n%s\n", r.step+1, len(l.Steps), s.Title, s.Prose)
 		return nil
 	}
-	if args[0] != "kernel" || len(args) != 2 {
-		return errors.New("usage: show [kernel <variant>]")
+	if args[0] != "kernel" || len(args) > 2 {
+		return errors.New("usage: show [kernel [<name>]]")
 	}
-	return lessons.ShowKernel{Names: []string{args[1]}}.Do(r.s.env, l, l.Steps[r.step].Title)
+	return l.ShowKernel(r.s.env, strings.Join(args[1:], " "))
 }
 
 func (r *repl) runCmd(args []string) error {
@@ -283,11 +287,9 @@ func (r *repl) runCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(args) == 1 {
-		return l.RunVariant(r.s.env, args[0])
-	}
-	if len(args) > 1 {
-		return errors.New("usage: run [<variant>]")
+	if len(args) > 0 {
+		// A name with spaces ("conv alone") may be typed quoted or not.
+		return l.RunVariant(r.s.env, strings.Join(args, " "))
 	}
 	s := l.Steps[r.step]
 	if s.Action == nil {
@@ -296,47 +298,28 @@ func (r *repl) runCmd(args []string) error {
 	return s.Action.Do(r.s.env, l, s.Title)
 }
 
+// check takes the command line's flags. With no file or lesson it checks
+// the open lesson's versions, or at the exercise step judges the learner's
+// copy; "check FILE.cu" judges any file.
 func (r *repl) check(args []string) error {
-	l, err := r.needLesson()
+	c, err := parseCheck(args, "", r.out)
 	if err != nil {
 		return err
 	}
-	atExercise := l.Steps[r.step].Action != nil && l.Steps[r.step].Action.Kind() == "exercise"
-	switch {
-	case len(args) == 1:
-		return r.judge(l, args[0])
-	case len(args) > 1:
-		return errors.New("usage: check [<file.cu>]")
-	case atExercise:
-		path, _, err := l.Exercise.Prepare(r.s.env, l)
+	if !c.all && c.lesson == "" {
+		l, err := r.needLesson()
 		if err != nil {
 			return err
 		}
-		return r.judge(l, path)
+		c.lesson = l.Slug
+		at := l.Steps[r.step].Action
+		if c.file == "" && at != nil && at.Kind() == "exercise" {
+			if c.file, _, err = l.Exercise.Prepare(r.s.env, l); err != nil {
+				return err
+			}
+		}
 	}
-	return l.CheckAll(r.s.env)
-}
-
-// judge compiles a learner's file and judges it like the exercise's version.
-func (r *repl) judge(l *lessons.Lesson, path string) error {
-	code, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	src := gpu.Source{Name: filepath.Base(path), Code: string(code)}
-	kernel, like, err := judgeTarget(l, src, "", "")
-	if err != nil {
-		return err
-	}
-	_, err = lessons.Judge(r.s.env, l, src, kernel, like)
-	if errors.Is(err, lessons.ErrNeedsGPU) {
-		fmt.Fprintln(r.out, err)
-		return nil
-	}
-	if err == nil {
-		fmt.Fprintf(r.out, "%s passes every check %s passes.\n", kernel, like)
-	}
-	return err
+	return runCheck(r.s.env, c, r.out)
 }
 
 func (r *repl) bench(args []string) error {
@@ -347,6 +330,9 @@ func (r *repl) bench(args []string) error {
 	sizes, err := parseSizes(args)
 	if err != nil {
 		return err
+	}
+	if len(sizes) > 0 && !r.s.env.Live() {
+		fmt.Fprintf(r.out, "No GPU here: replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.\n", strings.Join(args, ", "))
 	}
 	r.s.env.Sizes = sizes
 	defer func() { r.s.env.Sizes = nil }()
@@ -386,33 +372,15 @@ func (r *repl) edit(args []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("editor %s: %w", editor, err)
 	}
-	return r.judge(l, path)
+	return runCheck(r.s.env, checkArgs{lesson: l.Slug, file: path}, r.out)
 }
 
 func (r *repl) device() error {
-	if r.s.dev == nil {
-		fmt.Fprintf(r.out, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", r.s.env.NoGPU)
-		return nil
-	}
-	for _, row := range r.s.dev.Info().Rows() {
-		fmt.Fprintf(r.out, "  %-24s %s\n", row[0], row[1])
-	}
+	r.s.env.WriteDevice(r.out)
 	return nil
 }
 
-func (r *repl) mem(args []string) error {
-	if r.s.dev == nil {
-		fmt.Fprintf(r.out, "no GPU: %v\n", r.s.env.NoGPU)
-		return nil
-	}
-	free, total, err := r.s.dev.MemInfo()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(r.out, "GPU memory: %.2f GiB free of %.2f GiB (%.2f GiB in use)\n",
-		float64(free)/(1<<30), float64(total)/(1<<30), float64(total-free)/(1<<30))
-	return nil
-}
+func (r *repl) mem(args []string) error { return r.s.env.WriteMem(r.out) }
 
 // completer completes commands, lesson names, variants and step numbers.
 func (r *repl) completer() readline.AutoCompleter {
@@ -433,13 +401,14 @@ func (r *repl) completer() readline.AutoCompleter {
 				out = append(out, im.Name)
 			}
 		}
-		if src, err := kernels.Source(r.lesson.Kernels); err == nil && r.lesson.Kernels != "" {
-			for _, n := range kernels.Names(src) {
-				if !contains(out, n) {
-					out = append(out, n)
-				}
-			}
+		sort.Strings(out)
+		return out
+	}
+	kernelNames := func(string) []string {
+		if r.lesson == nil {
+			return nil
 		}
+		out := r.lesson.KernelNames()
 		sort.Strings(out)
 		return out
 	}
@@ -465,7 +434,7 @@ func (r *repl) completer() readline.AutoCompleter {
 		case "run":
 			items = append(items, readline.PcItem("run", readline.PcItemDynamic(variants)))
 		case "show":
-			items = append(items, readline.PcItem("show", readline.PcItem("kernel", readline.PcItemDynamic(variants))))
+			items = append(items, readline.PcItem("show", readline.PcItem("kernel", readline.PcItemDynamic(kernelNames))))
 		case "step":
 			items = append(items, readline.PcItem("step", readline.PcItemDynamic(steps)))
 		case "check":
@@ -497,4 +466,39 @@ func progressBar(w io.Writer) func(done, total int, what string) {
 		fill := width * done / total
 		fmt.Fprintf(w, "\r\033[K[%s%s] %d/%d %s", strings.Repeat("█", fill), strings.Repeat("░", width-fill), done, total, what)
 	}
+}
+
+// splitLine splits a REPL line into words at spaces, keeping what is
+// inside double or single quotes together: run "conv alone".
+func splitLine(line string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for _, c := range line {
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(c)
+		case c == '"' || c == '\'':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(c)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("a quote (%c) is not closed", quote)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
 }

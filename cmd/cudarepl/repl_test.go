@@ -70,9 +70,9 @@ func TestREPLCommands(t *testing.T) {
 		{"step out of range", "open 2\nstep 9\n", []string{"error: step \"9\": vector-add has steps 1 to 8"}},
 		{"show", "open 2\nshow\n", []string{"1/8 Kernel\n\nThe CPU adds two vectors"}},
 		{"show kernel", "open 2\nshow kernel vadd_v3\n", []string{"// v3: float4 loads"}},
-		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: kernels: kernels/vector_add.cu has no kernel "nope"`}},
+		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: lessons: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_unguarded)`}},
 		{"run a variant in replay", "open 2\nrun vadd_v2\n", []string{"No GPU here", "vadd_v2  n=1048583", "ok"}},
-		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3)`}},
+		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector-add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3)`}},
 		{"bench replays", "open 2\nbench\n", []string{"── Block size", "── Benchmark", "vadd_v3  n=67108864", "figure: $WORKSPACE/plots/02-vector-add-benchmark.png"}},
 		{"bench with a bad size", "open 2\nbench 2^y\n", []string{`error: size "2^y": "2^y" is not a power like 2^20`}},
 		{"plot", "open 1\nplot\n", []string{"── Copy bandwidth", "── GEMM throughput", "figure: $WORKSPACE/plots/01-hello-gpu-gemm-throughput.png"}},
@@ -144,7 +144,8 @@ func TestREPLExercise(t *testing.T) {
 	out := transcript(t, "open 2\nstep 8\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
 	for _, want := range []string{
 		"Your copy of the exercise: $WORKSPACE/vector-add/vadd_exercise.cu",
-		"error: gpu: nvrtc: syntax_error.cu:3: expected a \";\"",
+		"gpu: nvrtc: syntax_error.cu:3: expected a \";\"",
+		"FAILED: vadd_exercise does not compile",
 		"solution.cu compiled: ",
 		"judging a kernel needs a GPU",
 		"vadd_exercise.cu compiled: ",

@@ -18,8 +18,11 @@ func copyProblem() *lessons.Problem {
 		CheckSizes: []lessons.Size{{4}, {4000}, {1<<20 + 12}},
 		Impls:      []lessons.Impl{{Name: "cuMemcpyDtoD", Summary: "the driver's copy engine path", Library: true}},
 		Setup:      setupCopy,
-		Work:       func(s lessons.Size) float64 { return 2 * float64(s[0]) }, // read once, written once
-		SizeLabel:  bytesLabel,
+		Memory: func(s lessons.Size) lessons.Memory {
+			return lessons.Memory{Device: 2 * int64(s[0]), Host: 3 * int64(s[0])} // source and copy; the words, uploaded and read back
+		},
+		Work:      func(s lessons.Size) float64 { return 2 * float64(s[0]) }, // read once, written once
+		SizeLabel: bytesLabel,
 	}
 }
 
@@ -90,8 +93,6 @@ func (c *copyCase) Check() (lessons.CheckStats, error) {
 	return st, nil
 }
 
-func (c *copyCase) Footprint() int64 { return int64(8 * c.words) }
-
 func (c *copyCase) Free() {
 	c.env.Dev.Free(c.src)
 	c.env.Dev.Free(c.dst)
@@ -107,8 +108,9 @@ func gemmProblem() *lessons.Problem {
 			{Name: "cuBLAS tf32", Summary: "fp32 data, tensor cores with inputs rounded to TF32", Library: true},
 			{Name: "cuBLAS fp16", Summary: "fp16 data on tensor cores, fp32 accumulation", Library: true},
 		},
-		Setup: setupGEMM,
-		Work:  lessons.MatmulFLOPs,
+		Setup:  setupGEMM,
+		Memory: gemmMemory,
+		Work:   lessons.MatmulFLOPs,
 	}
 }
 
@@ -214,7 +216,13 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 	return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
 }
 
-func (c *gemmCase) Footprint() int64 { return int64(4*(c.m*c.k+c.k*c.n+c.m*c.n) + 2*(c.m*c.k+c.k*c.n)) }
+// gemmMemory is A and B in fp32 and fp16 and an fp32 C on the device; on
+// the host the same inputs, four float64 copies of them for the
+// references, and C read back.
+func gemmMemory(s lessons.Size) lessons.Memory {
+	ab, c := int64(s[0]*s[2]+s[2]*s[1]), int64(s[0]*s[1])
+	return lessons.Memory{Device: 4*(ab+c) + 2*ab, Host: 6*ab + 32*ab + 8*c}
+}
 
 func (c *gemmCase) Free() {
 	c.env.FreeAll(c.a32, c.b32, c.a16, c.b16, c.c)

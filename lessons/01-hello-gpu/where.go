@@ -15,7 +15,11 @@ func whereProblem() *lessons.Problem {
 		CheckSizes: []lessons.Size{{1}, {100}, {2048}, {100003}},
 		Impls:      []lessons.Impl{{Name: "where_am_i", Summary: "one thread per element, guarded", Block: 128}},
 		Setup:      setupWhere,
-		Work:       func(s lessons.Size) float64 { return 12 * float64(s[0]) }, // three ints written per thread
+		Memory: func(s lessons.Size) lessons.Memory {
+			n := int64(s[0] + whereGuard)
+			return lessons.Memory{Device: 12 * n, Host: 2 * 12 * n} // three int32 outputs, read back through the worker
+		},
+		Work: func(s lessons.Size) float64 { return 12 * float64(s[0]) }, // three ints written per thread
 	}
 }
 
@@ -84,8 +88,6 @@ func (c *whereCase) Check() (lessons.CheckStats, error) {
 	c.sms = got[2][:c.n]
 	return st, nil
 }
-
-func (c *whereCase) Footprint() int64 { return int64(12 * (c.n + whereGuard)) }
 
 func (c *whereCase) Free() {
 	c.env.FreeAll(c.out[:]...)

@@ -50,10 +50,19 @@ func problem() *lessons.Problem {
 		Name: "vector add", DType: "float32", Unit: "GB/s", Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1}, {3}, {1000}, {1023}, {1<<20 + 7}},
 		Setup:      setup,
+		Memory:     memory,
 		Work:       func(s lessons.Size) float64 { return 12 * float64(s[0]) },
 	}
 	p.Impls = lessons.LadderImpls("vector_add.cu")
 	return p
+}
+
+// memory is three vectors of n floats and the guard behind c on the
+// device; on the host, a and b, their float64 sum, and each vector once
+// more on its way through the worker.
+func memory(s lessons.Size) lessons.Memory {
+	n := int64(s[0])
+	return lessons.Memory{Device: 4 * (3*n + guardElems), Host: 8*n + 8*n + 3*4*n}
 }
 
 // guardElems is the room left behind c, filled with NaN, where a kernel
@@ -148,8 +157,6 @@ type PastTheEndError struct {
 func (e *PastTheEndError) Error() string {
 	return fmt.Sprintf("check: c[%d] was written, past the end of c (n = %d); %d elements past the end were overwritten: is the bounds check missing?", e.First, e.N, e.Count)
 }
-
-func (c *vcase) Footprint() int64 { return int64(4 * (3*c.n + guardElems)) }
 
 func (c *vcase) Free() {
 	c.env.FreeAll(c.a, c.b, c.c)

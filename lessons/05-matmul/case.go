@@ -67,8 +67,6 @@ func (c *mcase) Check() (lessons.CheckStats, error) {
 	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolFP32Sum(c.k), false)
 }
 
-func (c *mcase) Footprint() int64 { return int64(4 * (c.m*c.k + c.k*c.n + c.m*c.n)) }
-
 func (c *mcase) Free() {
 	c.env.FreeAll(c.da, c.db, c.dc)
 }

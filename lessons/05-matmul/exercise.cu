@@ -1,7 +1,8 @@
 // Exercise: the shared-memory tiled matrix product, C = A·B, row-major.
 //
 // Launched like matmul_v3: blocks of 32×32 threads, one per output of a
-// 32×32 tile of C. Fill in the TODOs, then type 'check'.
+// 32×32 tile of C. Fill in the TODOs, then have it judged: 'check' in the
+// REPL, or run its cell in a notebook.
 
 extern "C" __global__ void matmul_exercise(const float* A, const float* B, float* C, int M, int N, int K) {
     const int T = 32;

@@ -63,6 +63,7 @@ func problem() *lessons.Problem {
 		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
 		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1004, 516}},
 		Setup:      setup,
+		Memory:     lessons.MatmulMemory(4, 4),
 		Work:       lessons.MatmulFLOPs,
 	}
 	for _, im := range lessons.LadderImpls("matmul.cu") {

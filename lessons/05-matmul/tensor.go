@@ -17,6 +17,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 		Kernels:    "matmul_tc.cu",
 		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1000, 520}},
 		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
+		Memory:     lessons.MatmulMemory(2, 2),
 		Work:       lessons.MatmulFLOPs,
 	}
 	impls := lessons.LadderImpls(p.Kernels)
@@ -141,8 +142,6 @@ func (c *hcase) Check() (lessons.CheckStats, error) {
 	}
 	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
 }
-
-func (c *hcase) Footprint() int64 { return int64(2 * (c.m*c.k + c.k*c.n + c.m*c.n)) }
 
 func (c *hcase) Free() {
 	c.env.FreeAll(c.da, c.db, c.dc)

@@ -63,7 +63,11 @@ func problem() *lessons.Problem {
 			{Name: kernelTMA, Summary: "one thread has the TMA copy 32-deep tiles; the loop is FFMA and shared loads only", Block: 128, Requires: float4Rows, Arch: "sm_90a"},
 		},
 		Setup: setup,
-		Work:  func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
+		Memory: func(s lessons.Size) lessons.Memory {
+			one := lessons.MatmulMemory(4, 4)(s[1:])
+			return lessons.Memory{Device: int64(s[0]) * one.Device, Host: int64(s[0]) * one.Host}
+		},
+		Work: func(s lessons.Size) float64 { return float64(s[0]) * lessons.MatmulFLOPs(s[1:]) },
 		SizeLabel: func(s lessons.Size) string {
 			return fmt.Sprintf("%d × %s", s[0], lessons.Size(s[1:]))
 		},
@@ -174,8 +178,6 @@ func (c *bcase) Check() (lessons.CheckStats, error) {
 	}
 	return worst, nil
 }
-
-func (c *bcase) Footprint() int64 { return int64(4 * c.batch * (c.m*c.k + c.k*c.n + c.m*c.n)) }
 
 func (c *bcase) Free() {
 	c.env.FreeAll(c.da, c.db, c.dc)

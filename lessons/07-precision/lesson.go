@@ -61,6 +61,7 @@ func problem() *lessons.Problem {
 		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
 		CheckSizes: []lessons.Size{{1000, 1003, 517}, {1024, 1008, 528}},
 		Setup:      setup,
+		Memory:     memory,
 		Work:       lessons.MatmulFLOPs,
 	}
 	for _, f := range formats {
@@ -199,8 +200,12 @@ func (c *pcase) Check() (lessons.CheckStats, error) {
 	return lessons.MatmulCheck(got, c.a64, c.b64, c.m, c.n, c.k, c.sample, c.last.tol, true)
 }
 
-func (c *pcase) Footprint() int64 {
-	return int64(4*(c.m*c.k+c.k*c.n+c.m*c.n) + 2*(c.m*c.k+c.k*c.n)*3)
+// memory is C in fp32 and A and B in every input format that the impls
+// ask for (fp32, fp16, bf16, fp8) on the device; on the host, A and B in
+// fp32 and float64, one encoding at a time, and C read back.
+func memory(s lessons.Size) lessons.Memory {
+	ab, c := int64(s[0]*s[2]+s[2]*s[1]), int64(s[0]*s[1])
+	return lessons.Memory{Device: 4*c + (4+2+2+1)*ab, Host: 12*ab + 2*4*ab + 8*c}
 }
 
 func (c *pcase) Free() {

@@ -63,6 +63,7 @@ func problem() *lessons.Problem {
 			{Name: "graph NCHW fp32", Summary: "fp32 data, W innermost", Library: true},
 		},
 		Setup:     setup,
+		Memory:    memory,
 		Work:      lessons.ConvFLOPs,
 		SizeLabel: lessons.ConvLabel,
 	}
@@ -118,12 +119,11 @@ func (c *ccase) Check() (lessons.CheckStats, error) {
 	return c.data[c.last.dt].Check(got, false, lessons.TolHalf)
 }
 
-func (c *ccase) Footprint() int64 {
-	var n int64
-	for _, b := range c.bufs {
-		n += b.Bytes
-	}
-	return n
+// memory is the buffers of every variant, kept once uploaded: fp16 and
+// fp32, each in two layouts. On the host, each type keeps its own float64 inputs.
+func memory(s lessons.Size) lessons.Memory {
+	h, f := lessons.ConvMemory(2, 2)(s), lessons.ConvMemory(4, 2)(s)
+	return lessons.Memory{Device: h.Device + f.Device, Host: 2 * f.Host}
 }
 
 func (c *ccase) Free() {

@@ -61,6 +61,7 @@ func problem() *lessons.Problem {
 			{Name: autotuned, Summary: "the same graph, every candidate plan timed and the fastest kept", Library: true},
 		},
 		Setup:     setup,
+		Memory:    lessons.ConvMemory(2, 1),
 		Work:      lessons.ConvFLOPs,
 		SizeLabel: lessons.ConvLabel,
 	}
@@ -131,8 +132,6 @@ func (c *fcase) Check() (lessons.CheckStats, error) {
 	}
 	return c.data.Check(got, c.last != convAlone, lessons.TolHalf)
 }
-
-func (c *fcase) Footprint() int64 { return c.buf.Bytes }
 
 func (c *fcase) Free() { c.buf.Free(c.env.Dev) }
 

@@ -111,14 +111,14 @@ func TestPlantedCompileError(t *testing.T) {
 	}
 	code, _ := os.ReadFile("../02-vector-add/testdata/syntax_error.cu")
 	env, _ := replayEnv(t)
-	_, err = lessons.Judge(env, l, gpu.Source{Name: "syntax_error.cu", Code: string(code)}, "vadd_exercise", "vadd_v1")
+	v, err := env.Judge(l, lessons.Submission{File: "syntax_error.cu", Code: string(code)})
 	var ce *gpu.CompileError
-	if !errors.As(err, &ce) || ce.Line != 3 {
-		t.Errorf("Judge(syntax error) = %v, want a compile error at line 3", err)
+	if err != nil || !v.Judged || !errors.As(v.Err, &ce) || ce.Line != 3 {
+		t.Errorf("Judge(syntax error) = %+v, %v; want a failed verdict with a compile error at line 3", v, err)
 	}
 	code, _ = os.ReadFile("../02-vector-add/testdata/solution.cu")
-	_, err = lessons.Judge(env, l, gpu.Source{Name: "solution.cu", Code: string(code)}, "vadd_exercise", "vadd_v1")
-	if !errors.Is(err, lessons.ErrNeedsGPU) {
-		t.Errorf("Judge(solution) without a GPU = %v, want ErrNeedsGPU", err)
+	v, err = env.Judge(l, lessons.Submission{File: "solution.cu", Code: string(code)})
+	if err != nil || v.Judged || !errors.Is(v.Err, lessons.ErrNeedsGPU) {
+		t.Errorf("Judge(solution) without a GPU = %+v, %v; want not judged, ErrNeedsGPU", v, err)
 	}
 }

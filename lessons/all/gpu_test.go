@@ -61,8 +61,10 @@ func TestGPUPlantedKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := l.Exercise
-		_, err = lessons.Judge(env, l, gpu.Source{Name: tt.file, Code: string(code)}, x.Kernel, x.Like)
+		v, err := env.Judge(l, lessons.Submission{File: tt.file, Code: string(code)})
+		if err == nil && !v.Passed() {
+			err = v.Err
+		}
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s/%s: %v\n%s", tt.lesson, tt.file, err, out)

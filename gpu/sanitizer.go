@@ -1,0 +1,273 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SanitizerTools are the compute-sanitizer tools a Worker can run under.
+var SanitizerTools = []string{"memcheck", "racecheck", "synccheck", "initcheck"}
+
+// findSanitizer returns the path of compute-sanitizer: on PATH, in
+// $CUDA_PATH/bin or $CUDA_HOME/bin, or in /usr/local/cuda/bin.
+func findSanitizer() (string, error) {
+	if Hidden("sanitizer") {
+		return "", fmt.Errorf("gpu: compute-sanitizer is hidden by %s=%s", HideEnv, os.Getenv(HideEnv))
+	}
+	if p, err := exec.LookPath("compute-sanitizer"); err == nil {
+		return p, nil
+	}
+	var dirs []string
+	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
+		if d := os.Getenv(env); d != "" {
+			dirs = append(dirs, filepath.Join(d, "bin"))
+		}
+	}
+	for _, d := range append(dirs, "/usr/local/cuda/bin") {
+		p := filepath.Join(d, "compute-sanitizer")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("gpu: compute-sanitizer not found (looked on PATH, in $CUDA_PATH/bin and /usr/local/cuda/bin); it comes with the CUDA toolkit")
+}
+
+// sanitizerArgs is the command line that starts exe under tool, logging to
+// one file per process in dir.
+func sanitizerArgs(sanitizer, tool, dir, exe string) ([]string, error) {
+	known := false
+	for _, t := range SanitizerTools {
+		known = known || t == tool
+	}
+	if !known {
+		return nil, fmt.Errorf("gpu: no compute-sanitizer tool %q (there are: %s)", tool, strings.Join(SanitizerTools, ", "))
+	}
+	args := []string{sanitizer, "--tool", tool,
+		"--log-file", filepath.Join(dir, "worker.%p.log"),
+		"--print-limit", "200",
+		"--show-backtrace", "no",
+		"--check-exit-code", "no",
+		"--require-cuda-init", "no",
+		"--target-processes", "application-only"}
+	if tool == "racecheck" {
+		args = append(args, "--racecheck-report", "hazard")
+	}
+	return append(args, exe), nil
+}
+
+// sanitizerTimeout is how long a call may run under the sanitizer, which
+// makes kernels tens of times slower.
+func sanitizerTimeout(t time.Duration) time.Duration { return max(10*t, 2*time.Minute) }
+
+// Finding is one kind of error compute-sanitizer reported in one kernel:
+// the first occurrence, and how many there were in all.
+type Finding struct {
+	Tool    string // memcheck, racecheck, synccheck or initcheck
+	What    string // e.g. "Invalid __global__ write of size 4 bytes"
+	Kernel  string // e.g. "vadd_exercise"; "" for an error outside any kernel
+	Thread  string // e.g. "(232,0,0)"
+	Block   string // e.g. "(3,0,0)"
+	Address string // e.g. "0x7f43d0800fa0"
+	Detail  string // e.g. "1 bytes after the nearest allocation at 0x7f43d0800000 of size 4,000 bytes"
+	Count   int
+}
+
+func (f Finding) String() string {
+	var b strings.Builder
+	if f.Kernel != "" {
+		b.WriteString(f.Kernel + ": ")
+	}
+	b.WriteString(f.What)
+	var where []string
+	if f.Thread != "" {
+		where = append(where, "thread "+f.Thread)
+	}
+	if f.Block != "" {
+		where = append(where, "block "+f.Block)
+	}
+	if f.Address != "" {
+		where = append(where, "address "+f.Address)
+	}
+	if len(where) > 0 {
+		b.WriteString(" (" + strings.Join(where, ", ") + ")")
+	}
+	if f.Detail != "" {
+		b.WriteString(": " + f.Detail)
+	}
+	if f.Count > 1 {
+		fmt.Fprintf(&b, "; %d in all", f.Count)
+	}
+	return b.String()
+}
+
+var (
+	sanLine     = regexp.MustCompile(`^========= ?(.*)$`)
+	sanAt       = regexp.MustCompile(`\bat (?:0x[0-9a-f]+ in )?(?:[^ ]*:\d+:)?([A-Za-z_]\w*)(?:\(|\+)`)
+	sanThread   = regexp.MustCompile(`[Tt]hread \(([^)]*)\)`)
+	sanBlock    = regexp.MustCompile(`block \(([^)]*)\)`)
+	sanAddress  = regexp.MustCompile(`(?:Address|Access to|at __shared__|at __global__) (0x[0-9a-f]+)`)
+	sanAllocRel = regexp.MustCompile(`^and is (.*)$`)
+	sanHazards  = regexp.MustCompile(`\[(\d+) hazards?\]`)
+)
+
+// parseSanitizerLog reads compute-sanitizer's text report: records open
+// with "========= " and a message, and go on with indented lines. Summaries,
+// host backtraces and the API errors a fault leads to are left out, and
+// findings of one kind in one kernel are counted as one.
+func parseSanitizerLog(tool, log string) []Finding {
+	var out []Finding
+	index := map[string]int{}
+	var cur *Finding
+	var hazards int
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		key := cur.What + "\x00" + cur.Kernel
+		n := max(1, hazards)
+		if i, ok := index[key]; ok {
+			out[i].Count += n
+		} else {
+			cur.Count = n
+			index[key] = len(out)
+			out = append(out, *cur)
+		}
+		cur, hazards = nil, 0
+	}
+	for _, line := range strings.Split(log, "\n") {
+		m := sanLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		text := m[1]
+		indented := strings.HasPrefix(text, "  ")
+		text = strings.TrimSpace(text)
+		if !indented {
+			flush()
+			if text == "" || skipSanitizerRecord(text) {
+				continue
+			}
+			what := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "Error: "), "ERROR: "), " :")
+			cur = &Finding{Tool: tool, What: what}
+			if i := strings.Index(what, " at "); i > 0 && strings.Contains(what, "Race reported") {
+				cur.What, cur.Detail = what[:i], "at "+sanOffset(what[i+4:])
+			}
+		}
+		if cur == nil {
+			continue
+		}
+		if cur.Kernel == "" {
+			if k := sanAt.FindStringSubmatch(text); k != nil {
+				cur.Kernel = k[1]
+			}
+		}
+		if cur.Thread == "" {
+			if t := sanThread.FindStringSubmatch(text); t != nil {
+				cur.Thread = "(" + strings.ReplaceAll(t[1], " ", "") + ")"
+			}
+		}
+		if cur.Block == "" {
+			if b := sanBlock.FindStringSubmatch(text); b != nil {
+				cur.Block = "(" + strings.ReplaceAll(b[1], " ", "") + ")"
+			}
+		}
+		if cur.Address == "" {
+			if a := sanAddress.FindStringSubmatch(text); a != nil {
+				cur.Address = a[1]
+			}
+		}
+		if r := sanAllocRel.FindStringSubmatch(text); r != nil && cur.Detail == "" {
+			cur.Detail = r[1]
+		}
+		if h := sanHazards.FindStringSubmatch(text); h != nil {
+			fmt.Sscan(h[1], &hazards)
+		}
+		if rest, ok := strings.CutPrefix(text, "and "); ok && strings.Contains(cur.What, "Race reported") {
+			kind, at, _ := strings.Cut(strings.TrimSpace(sanHazards.ReplaceAllString(rest, "")), " at ")
+			cur.What += " and " + kind
+			cur.Detail += " and " + sanOffset(at)
+		}
+	}
+	flush()
+	// Keep faults from the API calls a kernel's error leads to only where
+	// nothing else explains them.
+	var kept []Finding
+	for _, f := range out {
+		if f.Kernel == "" && strings.HasPrefix(f.What, "Program hit") && len(out) > 1 {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept
+}
+
+// sanOffset shortens "race(float *)+0xa0" to "race+0xa0".
+func sanOffset(at string) string {
+	if i, j := strings.Index(at, "("), strings.LastIndex(at, ")"); i > 0 && j > i {
+		return at[:i] + at[j+1:]
+	}
+	return at
+}
+
+// skipSanitizerRecord reports the records that are not findings.
+func skipSanitizerRecord(text string) bool {
+	for _, p := range []string{"COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Saved host backtrace",
+		"Target application terminated before first instrumented API call", "Host Frame"} {
+		if strings.HasPrefix(text, p) || strings.HasPrefix(text, "Error: "+p) {
+			return true
+		}
+	}
+	return false
+}
+
+// SanitizerReport stops the worker, so that compute-sanitizer finishes its
+// report, and returns what it found in every worker process started since
+// the last report (a fault ends a worker, and the next one starts under the
+// sanitizer too). The next call starts a fresh worker. Without a sanitizer
+// it returns nothing.
+func (w *Worker) SanitizerReport() ([]Finding, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opts.Sanitizer == "" {
+		return nil, nil
+	}
+	if w.p != nil {
+		w.p.stopWithin(30 * time.Second)
+		w.p = nil
+		w.loaded = map[kernelKey]bool{}
+	}
+	logs, _ := filepath.Glob(filepath.Join(w.sanDir, "worker.*.log"))
+	sort.Strings(logs)
+	var out []Finding
+	for _, path := range logs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return out, fmt.Errorf("gpu: compute-sanitizer's report: %w", err)
+		}
+		out = append(out, parseSanitizerLog(w.opts.Sanitizer, string(b))...)
+		os.Remove(path)
+	}
+	return mergeFindings(out), nil
+}
+
+// mergeFindings counts findings of one kind in one kernel as one.
+func mergeFindings(fs []Finding) []Finding {
+	var out []Finding
+	index := map[string]int{}
+	for _, f := range fs {
+		key := f.What + "\x00" + f.Kernel
+		if i, ok := index[key]; ok {
+			out[i].Count += f.Count
+			continue
+		}
+		index[key] = len(out)
+		out = append(out, f)
+	}
+	return out
+}

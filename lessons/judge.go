@@ -1,0 +1,221 @@
+package lessons
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+)
+
+// Submission is a learner's kernel file to judge like one of a lesson's
+// versions.
+type Submission struct {
+	File string // its name, for messages, e.g. "mine.cu"
+	Code string // the CUDA C source
+
+	// Kernel is the kernel to judge. Empty picks the exercise's kernel if
+	// the file declares it, else the file's one kernel whose parameters
+	// are those of Like's version.
+	Kernel string
+	// Like is the version the kernel is launched as and checked like;
+	// empty means the exercise's.
+	Like string
+}
+
+// Verdict is what judging a learner's kernel found.
+type Verdict struct {
+	Kernel, Like string
+	Results      []Result // one check per check size
+	Err          error    // why it failed, or why it could not be judged here
+	Judged       bool     // it ran on a GPU; false when it was only compiled, or not even that
+}
+
+// Passed reports whether the kernel ran and passed every check.
+func (v Verdict) Passed() bool { return v.Judged && v.Err == nil }
+
+// String is the verdict's one line.
+func (v Verdict) String() string {
+	switch {
+	case v.Passed():
+		return fmt.Sprintf("%s passes every check %s passes.", v.Kernel, v.Like)
+	case v.Judged && errors.As(v.Err, new(*gpu.CompileError)):
+		return fmt.Sprintf("FAILED: %s does not compile (the compiler's log is above)", v.Kernel)
+	case v.Judged:
+		return fmt.Sprintf("FAILED: %s: %s", v.Kernel, firstLine(v.Err))
+	}
+	return fmt.Sprintf("%s was not judged: %v", v.Kernel, firstLine(v.Err))
+}
+
+// ErrNeedsGPU says a learner's kernel compiled but could not be judged.
+var ErrNeedsGPU = errors.New("judging a kernel needs a GPU; it compiled, which is as far as replay mode goes")
+
+// Judge compiles s and checks its kernel, launched like s.Like, at every
+// check size of the lesson's problem: exactly the checks the lesson's own
+// versions pass. It prints what it compiled, the checks and the verdict's
+// line. A kernel that does not compile fails (its error names the file and
+// line); without a GPU the verdict says it was compiled only, and without
+// NVRTC that it could not be. The error is for a submission that cannot be
+// judged as asked: no such kernel, or no version to judge it like.
+func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
+	p := l.Problem
+	if p == nil {
+		return Verdict{}, fmt.Errorf("lessons: %s has nothing to check kernels against", l.Slug)
+	}
+	if s.Like == "" && l.Exercise != nil {
+		s.Like = l.Exercise.Like
+	}
+	if s.Like == "" {
+		return Verdict{}, fmt.Errorf("%s has no exercise: say which version to judge against with --like", l.Slug)
+	}
+	if _, err := p.impl(s.Like); err != nil {
+		return Verdict{}, err
+	}
+	src := gpu.Source{Name: s.File, Code: s.Code}
+	sig, err := pickKernel(l, src, s.Kernel, s.Like)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v := Verdict{Kernel: sig.Name, Like: s.Like}
+	var names []string
+	if !sig.ExternC {
+		names = []string{sig.Name} // found by its C++ name, through NVRTC
+	}
+	img, err := e.compile(src, names)
+	if err != nil {
+		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
+		return e.verdict(v), nil
+	}
+	if res, ok := img.Kernel(sig.Name); ok {
+		e.printf("%s compiled: %s\n", s.File, resourceLine(res))
+	}
+	if !e.Live() {
+		v.Err = ErrNeedsGPU
+		return e.verdict(v), nil
+	}
+	k, err := e.Dev.LoadKernel(img, sig.Name)
+	if err != nil {
+		v.Err, v.Judged = err, true
+		return e.verdict(v), nil
+	}
+	v.Judged = true
+	v.Results, v.Err = checkImpl(e, l, p, "check", Impl{Name: sig.Name, Like: s.Like}, k, 0, len(p.CheckSizes))
+	e.progress(1, 1, "")
+	e.PrintTable(checkTable(v.Results))
+	return e.verdict(v), nil
+}
+
+// verdict prints v's line and returns it.
+func (e *Env) verdict(v Verdict) Verdict {
+	if v.Judged && v.Err != nil && len(v.Results) == 0 {
+		e.printf("%v\n", v.Err) // a compile error's whole log
+	}
+	e.printf("%s\n", v)
+	return v
+}
+
+// pickKernel chooses the kernel of src to judge like the version like: the
+// one named, else the exercise's kernel, else the one kernel whose
+// parameters are like's. Where none or several fit, the error lists what
+// the file declares and how to pick one.
+func pickKernel(l *Lesson, src gpu.Source, name, like string) (kernels.Signature, error) {
+	sigs := kernels.Signatures(src)
+	var declared []string
+	for _, s := range sigs {
+		declared = append(declared, s.String())
+	}
+	list := strings.Join(declared, ", ")
+	if name != "" {
+		for _, s := range sigs {
+			if s.Name == name {
+				return s, nil
+			}
+		}
+		if len(sigs) == 0 {
+			return kernels.Signature{Name: name, ExternC: true}, nil // a declaration too unusual to read: try the name
+		}
+		return kernels.Signature{}, fmt.Errorf("%s declares no kernel %q (it declares %s)", src.Name, name, list)
+	}
+	if len(sigs) == 0 {
+		return kernels.Signature{}, fmt.Errorf("%s declares no __global__ kernel", src.Name)
+	}
+	if x := l.Exercise; x != nil {
+		for _, s := range sigs {
+			if s.Name == x.Kernel {
+				return s, nil
+			}
+		}
+	}
+	want, ok := likeSignature(l, like)
+	if !ok {
+		if len(sigs) == 1 {
+			return sigs[0], nil
+		}
+		return kernels.Signature{}, fmt.Errorf("%s declares %s: say which with --variant", src.Name, list)
+	}
+	var fit []kernels.Signature
+	for _, s := range sigs {
+		if s.Takes(want) {
+			fit = append(fit, s)
+		}
+	}
+	switch {
+	case len(fit) == 1:
+		return fit[0], nil
+	case len(fit) == 0:
+		return kernels.Signature{}, fmt.Errorf("%s declares %s, and none takes what %s takes (%s)", src.Name, list, like, strings.Join(want.Params, ", "))
+	}
+	return kernels.Signature{}, fmt.Errorf("%s declares %s: several take what %s takes; say which with --variant", src.Name, list, like)
+}
+
+// likeSignature is the parameter list a kernel judged like the version
+// like must have: like's own, from the lesson's kernels, or the exercise's.
+func likeSignature(l *Lesson, like string) (kernels.Signature, bool) {
+	var srcs []gpu.Source
+	for _, f := range l.kernelFiles() {
+		if src, err := kernels.Source(f); err == nil {
+			srcs = append(srcs, src)
+		}
+	}
+	if x := l.Exercise; x != nil {
+		srcs = append(srcs, gpu.Source{Name: x.File, Code: x.Starter})
+	}
+	for _, src := range srcs {
+		for _, s := range kernels.Signatures(src) {
+			if s.Name == like || l.Exercise != nil && s.Name == l.Exercise.Kernel && like == l.Exercise.Like {
+				return s, true
+			}
+		}
+	}
+	return kernels.Signature{}, false
+}
+
+// kernelFiles lists the kernel files the lesson's steps use, its own first.
+func (l *Lesson) kernelFiles() []string {
+	var out []string
+	add := func(f string) {
+		if f != "" && !containsString(out, f) {
+			out = append(out, f)
+		}
+	}
+	add(l.Kernels)
+	for _, p := range l.Problems() {
+		add(p.Kernels)
+	}
+	for _, s := range l.Steps {
+		if a, ok := s.Action.(ShowKernel); ok {
+			add(a.File)
+		}
+	}
+	return out
+}
+
+func containsString(v []string, s string) bool {
+	for _, x := range v {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

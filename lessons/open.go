@@ -1,0 +1,139 @@
+package lessons
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/plots"
+)
+
+// Options configure Open.
+type Options struct {
+	Out       io.Writer     // prose, tables and charts; os.Stdout when nil
+	Stderr    io.Writer     // what the GPU worker itself prints; os.Stderr when nil
+	PlotDir   string        // where figures are written; "" writes none
+	Workspace string        // exercise copies; DefaultWorkspace() when ""
+	Width     int           // columns for terminal charts; 80 when 0
+	Timeout   time.Duration // how long one device call may run; gpu.DefaultTimeout when 0
+
+	// ShowTable and ShowFigure, when set, display tables and figures in
+	// place of printing them as text: a notebook shows HTML and images.
+	ShowTable  func(t *Table)
+	ShowFigure func(f plots.Figure) error
+}
+
+// Open opens the GPU for the lessons, in a worker process so that a kernel
+// that faults or hangs costs one error and never the caller. Where there is
+// no driver or no GPU it returns an Env in replay mode (NoGPU says why)
+// and no error: every lesson still runs. Close releases the GPU.
+func Open(o Options) (*Env, error) {
+	env := &Env{Out: o.Out, PlotDir: o.PlotDir, Workspace: o.Workspace, Width: o.Width,
+		ShowTable: o.ShowTable, ShowFigure: o.ShowFigure, timeout: o.Timeout, stderr: o.Stderr}
+	if env.Out == nil {
+		env.Out = os.Stdout
+	}
+	if env.Workspace == "" {
+		env.Workspace = DefaultWorkspace()
+	}
+	w, err := gpu.Open(gpu.Options{Stderr: o.Stderr, Timeout: o.Timeout})
+	switch {
+	case errors.Is(err, gpu.ErrNoGPU):
+		env.NoGPU = err
+		return env, nil
+	case err != nil:
+		return nil, err
+	}
+	env.Dev, env.worker = w, w
+	return env, nil
+}
+
+// Close releases the GPU of an Env from Open; in replay it does nothing.
+func (e *Env) Close() error {
+	if e.worker == nil {
+		return nil
+	}
+	err := e.worker.Close()
+	e.worker, e.Dev = nil, nil
+	return err
+}
+
+// Banner is the one line that opens a session: the GPU, or why there is
+// none and that lessons replay.
+func (e *Env) Banner(version string) string {
+	if !e.Live() {
+		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, e.NoGPU)
+	}
+	i := e.Dev.Info()
+	return fmt.Sprintf("cudarepl %s · %s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, i.Arch(), i.SMs,
+		float64(i.GlobalMem)/(1<<30), i.DriverVersion, i.CUDAVersion)
+}
+
+// WriteDevice describes the GPU to w as a table: what the driver reports,
+// free memory and cuDNN's version. Without a GPU it says why in one
+// sentence, that lessons replay, and whether kernels still compile.
+func (e *Env) WriteDevice(w io.Writer) {
+	if !e.Live() {
+		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", e.NoGPU)
+		if v, err := gpu.NVRTCVersion(); err == nil {
+			fmt.Fprintf(w, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range e.Dev.Info().Rows() {
+		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
+	}
+	if free, total, err := e.Dev.MemInfo(); err == nil {
+		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
+	}
+	cudnn, err := gpu.CudnnVersion()
+	if err != nil {
+		cudnn = unavailable(err) // lessons 10 and 11 replay their results
+	}
+	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnn)
+	tw.Flush()
+}
+
+// WriteMem says how much device memory is free, or that there is no GPU.
+func (e *Env) WriteMem(w io.Writer) error {
+	if !e.Live() {
+		fmt.Fprintf(w, "no GPU: %v\n", e.NoGPU)
+		return nil
+	}
+	free, total, err := e.Dev.MemInfo()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "GPU memory: %.2f GiB free of %.2f GiB (%.2f GiB in use)\n",
+		float64(free)/(1<<30), float64(total)/(1<<30), float64(total-free)/(1<<30))
+	return nil
+}
+
+// WriteVersions says which NVRTC and cuDNN this machine has, or why not.
+func WriteVersions(w io.Writer) {
+	if v, err := gpu.NVRTCVersion(); err == nil {
+		fmt.Fprintf(w, "NVRTC %s\n", v)
+	} else {
+		fmt.Fprintf(w, "%v\n", err)
+	}
+	if v, err := gpu.CudnnVersion(); err == nil {
+		fmt.Fprintf(w, "cuDNN %s\n", v)
+	} else {
+		fmt.Fprintln(w, unavailable(err))
+	}
+}
+
+// unavailable is why a library cannot be used, without the package prefix
+// when it is the usual "not found" kind.
+func unavailable(err error) string {
+	var ue *gpu.UnavailableError
+	if errors.As(err, &ue) {
+		return ue.Reason
+	}
+	return err.Error()
+}
