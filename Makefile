@@ -14,9 +14,10 @@ build:
 run: build
 	./build/cudarepl $(ARGS)
 
-## test: every test that needs no GPU (what CI runs); the notebooks run when GoNB is installed
+## test: every test that needs no GPU (what CI runs); the notebooks run when GoNB is installed.
+## What needs NVRTC, Jupyter or a GPU and is missing is skipped, and listed at the end with why.
 test:
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m -json ./... | $(GO) run ./scripts/testsum
 
 ## gpu-build: the GPU test binaries, into build/, to carry to a GPU machine
 gpu-build: build

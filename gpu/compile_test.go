@@ -87,7 +87,7 @@ func TestCompileErrorLine(t *testing.T) {
 func needNVRTC(t *testing.T) {
 	t.Helper()
 	if _, err := NVRTCVersion(); err != nil {
-		t.Skipf("needs NVRTC (Debian: apt-get install libnvrtc11.2): %v", err)
+		t.Skipf("needs NVRTC: %v", err)
 	}
 }
 

@@ -58,7 +58,11 @@ func Hidden(what string) bool {
 // $CUDAREPL_HIDE knows the library by.
 func openLibrary(key, what, hint string, names ...string) (*library, error) {
 	if Hidden(key) {
-		return nil, &UnavailableError{Reason: fmt.Sprintf("%s (hidden by %s=%s)", what, HideEnv, os.Getenv(HideEnv))}
+		reason := fmt.Sprintf("%s (hidden by %s=%s)", what, HideEnv, os.Getenv(HideEnv))
+		if hint != "" {
+			reason += "; " + hint
+		}
+		return nil, &UnavailableError{Reason: reason}
 	}
 	var tried []string
 	var firstErr error

@@ -6,6 +6,4 @@
 // come from the same numbers. Every figure has a title that says what and
 // where, axis labels with units, and a subtitle that says whether its data is
 // live or replayed. Measured ceilings are drawn as dashed lines.
-//
-// Package plots/inline shows figures in a GoNB notebook cell.
 package plots

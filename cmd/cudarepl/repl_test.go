@@ -103,7 +103,7 @@ func TestREPLCommands(t *testing.T) {
 func TestREPLTranscriptGolden(t *testing.T) {
 	replayOnly(t)
 	if v, err := gpu.NVRTCVersion(); err != nil || v != "11.8" {
-		t.Skipf("the golden transcript was recorded with NVRTC 11.8 (Debian's libnvrtc11.2); here: %q, %v", v, err)
+		t.Skipf("needs NVRTC 11.8 (Debian's libnvrtc11.2), with which the golden transcript was recorded; here: %q, %v", v, err)
 	}
 	out := transcript(t, "lessons\nopen 2\nnext\nnext\nnext\nrun vadd_v1\nbench\nquit\n")
 	path := filepath.Join("testdata", "transcript.golden")
