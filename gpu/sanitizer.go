@@ -114,6 +114,11 @@ var (
 	sanAddress  = regexp.MustCompile(`(?:Address|Access to|at __shared__|at __global__) (0x[0-9a-f]+)`)
 	sanAllocRel = regexp.MustCompile(`^and is (.*)$`)
 	sanHazards  = regexp.MustCompile(`\[(\d+) hazards?\]`)
+	// A racecheck hazard: "Warning: (Warp Level Programming) Potential RAW
+	// hazard detected at __shared__ 0x404 in block (0,0,0) :", then the two
+	// accesses, "Write Thread (1,0,0) at race(float *)+0xa0".
+	sanHazard = regexp.MustCompile(`^(?:(Warning|Error): )?(\(Warp Level Programming\) )?Potential (\w+) hazard detected at __shared__ (0x[0-9a-f]+) in block \(([^)]*)\)`)
+	sanAccess = regexp.MustCompile(`^(Read|Write|Atomic) Thread \(([^)]*)\) at (.*)$`)
 )
 
 // parseSanitizerLog reads compute-sanitizer's text report: records open
@@ -158,6 +163,17 @@ func parseSanitizerLog(tool, log string) []Finding {
 			if i := strings.Index(what, " at "); i > 0 && strings.Contains(what, "Race reported") {
 				cur.What, cur.Detail = what[:i], "at "+sanOffset(what[i+4:])
 			}
+			if h := sanHazard.FindStringSubmatch(text); h != nil {
+				cur.What = "potential " + h[3] + " hazard on shared memory"
+				if h[2] != "" {
+					cur.What += " between threads of one warp"
+				}
+				if h[1] == "Warning" {
+					cur.What += " (a warning)"
+				}
+				cur.Address, cur.Block = h[4], "("+h[5]+")"
+				continue
+			}
 		}
 		if cur == nil {
 			continue
@@ -166,6 +182,15 @@ func parseSanitizerLog(tool, log string) []Finding {
 			if k := sanAt.FindStringSubmatch(text); k != nil {
 				cur.Kernel = k[1]
 			}
+		}
+		if a := sanAccess.FindStringSubmatch(text); a != nil {
+			access := fmt.Sprintf("%s by thread (%s) at %s", strings.ToLower(a[1]), a[2], sanOffset(a[3]))
+			if cur.Detail == "" {
+				cur.Detail = access
+			} else {
+				cur.Detail += ", " + access
+			}
+			continue
 		}
 		if cur.Thread == "" {
 			if t := sanThread.FindStringSubmatch(text); t != nil {
@@ -195,16 +220,7 @@ func parseSanitizerLog(tool, log string) []Finding {
 		}
 	}
 	flush()
-	// Keep faults from the API calls a kernel's error leads to only where
-	// nothing else explains them.
-	var kept []Finding
-	for _, f := range out {
-		if f.Kernel == "" && strings.HasPrefix(f.What, "Program hit") && len(out) > 1 {
-			continue
-		}
-		kept = append(kept, f)
-	}
-	return kept
+	return out
 }
 
 // sanOffset shortens "race(float *)+0xa0" to "race+0xa0".
@@ -240,7 +256,7 @@ func (w *Worker) SanitizerReport() ([]Finding, error) {
 	if w.p != nil {
 		w.p.stopWithin(30 * time.Second)
 		w.p = nil
-		w.loaded = map[kernelKey]bool{}
+		w.forget()
 	}
 	logs, _ := filepath.Glob(filepath.Join(w.sanDir, "worker.*.log"))
 	sort.Strings(logs)
@@ -256,11 +272,15 @@ func (w *Worker) SanitizerReport() ([]Finding, error) {
 	return mergeFindings(out), nil
 }
 
-// mergeFindings counts findings of one kind in one kernel as one.
+// mergeFindings counts findings of one kind in one kernel as one, errors
+// before warnings. The failed API calls a kernel's error leads to are left
+// out where a kernel's error explains them.
 func mergeFindings(fs []Finding) []Finding {
 	var out []Finding
 	index := map[string]int{}
+	inKernel := false
 	for _, f := range fs {
+		inKernel = inKernel || f.Kernel != ""
 		key := f.What + "\x00" + f.Kernel
 		if i, ok := index[key]; ok {
 			out[i].Count += f.Count
@@ -269,5 +289,14 @@ func mergeFindings(fs []Finding) []Finding {
 		index[key] = len(out)
 		out = append(out, f)
 	}
-	return out
+	kept := out[:0]
+	for _, f := range out {
+		if !(inKernel && f.Kernel == "" && strings.HasPrefix(f.What, "Program hit")) {
+			kept = append(kept, f)
+		}
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		return !strings.Contains(kept[i].What, "warning") && strings.Contains(kept[j].What, "warning")
+	})
+	return kept
 }

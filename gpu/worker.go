@@ -47,6 +47,8 @@ type Worker struct {
 	restarts int
 	images   map[string]*Image  // every image loaded, to reload after a restart
 	loaded   map[kernelKey]bool // kernels loaded in the current process
+	owned    map[owned]bool     // memory and graphs made by the current process
+	gone     map[owned]bool     // made by a process since replaced, and not yet freed
 	closed   bool
 	sanDir   string // where compute-sanitizer writes one log per worker process
 }
@@ -79,7 +81,7 @@ func Open(opts ...Options) (*Worker, error) {
 	if o.backend == "" {
 		o.backend = "gpu"
 	}
-	w := &Worker{opts: o, images: map[string]*Image{}, loaded: map[kernelKey]bool{}}
+	w := &Worker{opts: o, images: map[string]*Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
 	if o.Sanitizer != "" {
 		w.opts.Timeout = sanitizerTimeout(o.Timeout)
 		dir, err := os.MkdirTemp("", "cudarepl-sanitizer-")
@@ -255,10 +257,44 @@ func (w *Worker) removeSanDir() {
 	}
 }
 
+// owned names something the worker process made: device memory, host
+// memory or a graph, which die with it.
+type owned struct {
+	kind string // "device", "host" or "graph"
+	id   uint64
+}
+
+// own records that the current process made id; with w.mu held.
+func (w *Worker) own(kind string, id uint64) { w.owned[owned{kind, id}] = true }
+
+// stale reports whether id was made by a worker process since replaced,
+// and forgets it; with w.mu held. Freeing what a worker that is gone made
+// must not reach the fresh one, where the same address may belong to
+// something else.
+func (w *Worker) stale(kind string, id uint64) bool {
+	k := owned{kind, id}
+	delete(w.owned, k)
+	if w.gone[k] {
+		delete(w.gone, k)
+		return true
+	}
+	return false
+}
+
+// forget drops what the current process made, when it is gone; with w.mu
+// held.
+func (w *Worker) forget() {
+	w.loaded = map[kernelKey]bool{}
+	for k := range w.owned {
+		w.gone[k] = true
+	}
+	w.owned = map[owned]bool{}
+}
+
 // restart replaces a failed worker; with w.mu held.
 func (w *Worker) restart() error {
 	w.p = nil
-	w.loaded = map[kernelKey]bool{}
+	w.forget()
 	p, info, err := w.start()
 	if err != nil {
 		return err

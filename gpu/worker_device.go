@@ -13,13 +13,14 @@ func (w *Worker) MemInfo() (free, total int64, err error) {
 
 // Alloc allocates bytes of device memory.
 func (w *Worker) Alloc(bytes int64) (DevicePtr, error) {
-	r, err := w.do(fmt.Sprintf("alloc %d bytes", bytes), call{Method: "Alloc", Bytes: bytes})
+	r, err := w.doOwning("device", fmt.Sprintf("alloc %d bytes", bytes), call{Method: "Alloc", Bytes: bytes})
 	return DevicePtr(r.Ptr), err
 }
 
-// Free releases memory from Alloc.
+// Free releases memory from Alloc. Memory of a worker that has since been
+// replaced went with it: freeing it does nothing.
 func (w *Worker) Free(p DevicePtr) error {
-	_, err := w.do("free", call{Method: "Free", Ptr: uint64(p)})
+	_, err := w.doFreeing("device", uint64(p), "free", call{Method: "Free", Ptr: uint64(p)})
 	return err
 }
 
@@ -38,13 +39,14 @@ func (w *Worker) Read(dst []byte, src DevicePtr) error {
 
 // AllocHost allocates host memory in the worker, page-locked when pinned.
 func (w *Worker) AllocHost(bytes int64, pinned bool) (HostPtr, error) {
-	r, err := w.do(fmt.Sprintf("alloc host %d bytes", bytes), call{Method: "AllocHost", Bytes: bytes, Pinned: pinned})
+	r, err := w.doOwning("host", fmt.Sprintf("alloc host %d bytes", bytes), call{Method: "AllocHost", Bytes: bytes, Pinned: pinned})
 	return HostPtr(r.Ptr), err
 }
 
-// FreeHost releases memory from AllocHost.
+// FreeHost releases memory from AllocHost; like Free, it does nothing for
+// memory of a worker since replaced.
 func (w *Worker) FreeHost(p HostPtr) error {
-	_, err := w.do("free host", call{Method: "FreeHost", Ptr: uint64(p)})
+	_, err := w.doFreeing("host", uint64(p), "free host", call{Method: "FreeHost", Ptr: uint64(p)})
 	return err
 }
 
@@ -129,12 +131,18 @@ func (w *Worker) Run(ops ...Op) error {
 // Capture records ops into a CUDA graph in the worker.
 func (w *Worker) Capture(ops ...Op) (Graph, error) {
 	r, err := w.doOps("capture "+describeOps(ops), call{Method: "Capture", Ops: ops}, nil, ops)
+	if err == nil {
+		w.mu.Lock()
+		w.own("graph", r.Graph.ID)
+		w.mu.Unlock()
+	}
 	return r.Graph, err
 }
 
-// FreeGraph releases a graph from Capture.
+// FreeGraph releases a graph from Capture; like Free, it does nothing for
+// a graph of a worker since replaced.
 func (w *Worker) FreeGraph(g Graph) error {
-	_, err := w.do("free graph", call{Method: "FreeGraph", Graph: g})
+	_, err := w.doFreeing("graph", g.ID, "free graph", call{Method: "FreeGraph", Graph: g})
 	return err
 }
 
@@ -158,6 +166,28 @@ func (w *Worker) CallLibrary(name string, data []byte) ([]byte, error) {
 func (w *Worker) do(op string, c call) (reply, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.call(op, c, nil)
+}
+
+// doOwning makes a call that allocates, and records what it made.
+func (w *Worker) doOwning(kind, op string, c call) (reply, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, err := w.call(op, c, nil)
+	if err == nil {
+		w.own(kind, r.Ptr)
+	}
+	return r, err
+}
+
+// doFreeing makes a call that frees id, unless a worker since replaced
+// made it: then it went with that worker.
+func (w *Worker) doFreeing(kind string, id uint64, op string, c call) (reply, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stale(kind, id) {
+		return reply{}, nil
+	}
 	return w.call(op, c, nil)
 }
 

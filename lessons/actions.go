@@ -318,7 +318,7 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 			first = err
 		}
 		if r.Outcome == TimedOut || r.Outcome == Faulted {
-			broke[pt.impl.Name] = fmt.Sprintf("%s %s at %s", pt.impl.Name, r.Outcome, r.Size)
+			broke[pt.impl.Name] = fmt.Sprintf("after it %s at %s", r.Outcome, r.Size)
 		}
 	}
 	env.progress(len(pts), len(pts), "")
@@ -355,23 +355,21 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	}
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
 	env.PrintTable(benchTable(rs))
-	figs := []plots.Lines{s.Figure(p, rs)}
-	names := []string{step}
-	if s.Memory {
-		figs = append(figs, s.MemoryFigure(p, rs))
-		names = append(names, step+" memory")
+	if !anyMeasured(rs) {
+		return nil // nothing to draw; the table says why
 	}
-	var all []plots.Figure
-	for _, f := range figs {
-		all = append(all, f)
+	var figs []plots.Figure
+	var names []string
+	figs, names = append(figs, s.Figure(p, rs)), append(names, step)
+	if s.Memory {
+		figs, names = append(figs, s.MemoryFigure(p, rs)), append(names, step+" memory")
 	}
 	if s.Ladder {
 		if bars, ok := LadderBars(p, rs); ok {
-			all = append(all, bars)
-			names = append(names, step+" ladder")
+			figs, names = append(figs, bars), append(names, step+" ladder")
 		}
 	}
-	for i, fig := range all {
+	for i, fig := range figs {
 		if env.ShowFigure == nil {
 			env.printf("\n")
 		}
@@ -383,6 +381,15 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		}
 	}
 	return nil
+}
+
+func anyMeasured(rs []Result) bool {
+	for _, r := range rs {
+		if r.Measured() {
+			return true
+		}
+	}
+	return false
 }
 
 // savePlot writes fig under env.PlotDir, named after the lesson and step.
@@ -414,6 +421,10 @@ func slug(s string) string {
 // LadderBars draws each kernel's throughput as a share of the library
 // impl's at the largest size measured; ok is false without a library result.
 func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
+	rs = measuredOnly(rs)
+	if len(rs) == 0 {
+		return plots.Bars{}, false
+	}
 	largest := rs[0].Dims
 	for _, r := range rs {
 		if r.Dims[0] > largest[0] {
@@ -448,28 +459,75 @@ func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
 	return b, len(b.Groups) > 0
 }
 
+func measuredOnly(rs []Result) []Result {
+	var out []Result
+	for _, r := range rs {
+		if r.Measured() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // MemoryFigure draws the device memory each point held against its size,
-// on log axes, a line per impl.
+// on log axes, a line per impl; a size that did not fit is a cross at the
+// memory it would have needed.
 func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
-	fig := s.lines(p, rs, func(r Result) float64 { return float64(r.PeakMem) / (1 << 20) })
+	fig := s.lines(p, rs, func(r Result) float64 { return float64(r.PeakMem) / (1 << 20) },
+		func(r Result) float64 { return float64(r.NeedMem) / (1 << 20) })
 	fig.Title = fmt.Sprintf("%s: device memory, %s", p.Name, rs[0].GPU)
 	fig.YLabel, fig.LogY = "device memory (MiB)", true
 	return fig
 }
 
 // Figure draws rs: throughput against size (or block size), a line per
-// impl in the problem's order, and the measured ceiling dashed.
-func (s Sweep) Figure(p *Problem, rs []Result) plots.Lines {
-	fig := s.lines(p, rs, func(r Result) float64 { return r.Throughput })
-	if rs[0].Ceiling > 0 {
-		fig.Ceilings = []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", rs[0].CeilingName, rs[0].Ceiling, rs[0].Unit), Value: rs[0].Ceiling}}
+// impl in the problem's order, and the measured ceiling dashed. A sweep at
+// one size draws bars, one per impl. A size that did not fit is a cross
+// along the x axis.
+func (s Sweep) Figure(p *Problem, rs []Result) plots.Figure {
+	ceiling := func() []plots.Ceiling {
+		for _, r := range rs {
+			if r.Measured() && r.Ceiling > 0 {
+				return []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", r.CeilingName, r.Ceiling, r.Unit), Value: r.Ceiling}}
+			}
+		}
+		return nil
 	}
+	if len(s.Blocks) == 0 && oneSize(rs) {
+		b := plots.Bars{
+			Title:    fmt.Sprintf("%s at %s, %s", s.Title, rs[0].Size, rs[0].GPU),
+			Subtitle: ResultSet{Results: rs}.Source(),
+			YLabel:   rs[0].Unit, Series: []plots.BarSeries{{Name: rs[0].Size}}, Ceilings: ceiling(),
+		}
+		for _, im := range p.Impls {
+			for _, r := range rs {
+				if r.Variant == im.Name && r.Measured() {
+					b.Groups = append(b.Groups, r.Variant)
+					b.Series[0].Values = append(b.Series[0].Values, r.Throughput)
+				}
+			}
+		}
+		return b
+	}
+	fig := s.lines(p, rs, func(r Result) float64 { return r.Throughput }, func(Result) float64 { return 0 })
+	fig.Ceilings = ceiling()
 	return fig
 }
 
-// lines plots y of each result against its size (or block size), a line per
-// impl in the problem's order.
-func (s Sweep) lines(p *Problem, rs []Result, y func(Result) float64) plots.Lines {
+// oneSize reports whether every result of rs is at one size.
+func oneSize(rs []Result) bool {
+	for _, r := range rs {
+		if r.Size != rs[0].Size {
+			return false
+		}
+	}
+	return true
+}
+
+// lines plots y of each measured result against its size (or block size),
+// a line per impl in the problem's order; a size out of memory is a point
+// of the impl's OutOfMemory, at oomY.
+func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plots.Lines {
 	fig := plots.Lines{
 		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
 		Subtitle: ResultSet{Results: rs}.Source(),
@@ -486,6 +544,9 @@ func (s Sweep) lines(p *Problem, rs []Result, y func(Result) float64) plots.Line
 	bySeries := map[string]*plots.Series{}
 	var names []string
 	for _, r := range rs {
+		if !r.Measured() && r.Outcome != OutOfMemory {
+			continue
+		}
 		se, ok := bySeries[r.Variant]
 		if !ok {
 			im, _ := p.impl(r.Variant)
@@ -496,6 +557,10 @@ func (s Sweep) lines(p *Problem, rs []Result, y func(Result) float64) plots.Line
 		x := float64(r.Dims[0])
 		if len(s.Blocks) > 0 {
 			x = float64(r.Block)
+		}
+		if r.Outcome == OutOfMemory {
+			se.OutOfMemory = append(se.OutOfMemory, plots.Point{X: x, Y: oomY(r)})
+			continue
 		}
 		se.X = append(se.X, x)
 		se.Y = append(se.Y, y(r))

@@ -41,9 +41,10 @@ type Env struct {
 	ceilings map[string]Result
 	noted    map[string]bool // what was said once and need not be said again
 
-	worker  *gpu.Worker // the worker Open started, which Close stops
-	timeout time.Duration
-	stderr  io.Writer
+	worker     *gpu.Worker // the worker Open started, which Close stops
+	timeout    time.Duration
+	stderr     io.Writer
+	sanitizing string // the compute-sanitizer tool the worker runs under, if any
 }
 
 // Live reports whether the env has a GPU.

@@ -118,13 +118,24 @@ func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 	var out []Result
 	var first error
 	var broke *Result
+	var sanitized map[string]bool
+	if env.sanitizing != "" {
+		sanitized = env.sanitizerSizes(p, impl)
+	}
 	for _, s := range p.CheckSizes {
 		if err := env.canceled(); err != nil {
 			return out, ErrStopped
 		}
-		if broke != nil {
+		skip := ""
+		switch {
+		case broke != nil:
+			skip = fmt.Sprintf("after it %s at %s", broke.Outcome, broke.Size)
+		case sanitized != nil && !sanitized[s.String()] && p.launchAs(impl).refuses(env, s) == nil:
+			skip = "too large to run under compute-sanitizer; a smaller size runs the same code"
+		}
+		if skip != "" {
 			r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType,
-				Block: impl.block(), Outcome: Skipped, Detail: fmt.Sprintf("%s %s at %s", impl.Name, broke.Outcome, broke.Size)}
+				Block: impl.block(), Outcome: Skipped, Detail: skip}
 			env.stamp(&r)
 			env.record(r)
 			out = append(out, r)

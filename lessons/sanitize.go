@@ -7,6 +7,35 @@ import (
 	"cudarepl/gpu"
 )
 
+// sanitizerWork bounds the work of a check run under compute-sanitizer,
+// which makes kernels hundreds of times slower (racecheck, on a 1000×1003×517
+// product, more than two minutes): larger check sizes are skipped, as long
+// as a smaller one runs the same code.
+const sanitizerWork = 5e7
+
+// sanitizerSizes marks which of p's check sizes impl is checked at under
+// the sanitizer: those within sanitizerWork, or where none of those can
+// run, the smallest that can.
+func (e *Env) sanitizerSizes(p *Problem, impl Impl) map[string]bool {
+	run := map[string]bool{}
+	var smallest Size
+	for _, s := range p.CheckSizes {
+		if p.launchAs(impl).refuses(e, s) != nil {
+			continue
+		}
+		if p.Work(s) <= sanitizerWork {
+			run[s.String()] = true
+		}
+		if smallest == nil || p.Work(s) < p.Work(smallest) {
+			smallest = s
+		}
+	}
+	if len(run) == 0 && smallest != nil {
+		run[smallest.String()] = true
+	}
+	return run
+}
+
 // SanitizerTools are the compute-sanitizer tools Sanitize can run checks
 // under: memcheck (out-of-bounds and misaligned accesses), racecheck
 // (shared-memory hazards), synccheck (barriers misused) and initcheck
@@ -30,7 +59,7 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 	defer w.Close()
 	sub := &Env{Dev: w, Out: e.Out, Ctx: e.Ctx, PlotDir: e.PlotDir, Workspace: e.Workspace, Width: e.Width,
 		Progress: e.Progress, ShowTable: e.ShowTable, ShowFigure: e.ShowFigure, images: e.images, noted: e.noted,
-		timeout: e.timeout, stderr: e.stderr}
+		timeout: e.timeout, stderr: e.stderr, sanitizing: tool}
 	e.printf("Under compute-sanitizer %s: every kernel runs instrumented, tens of times slower.\n", tool)
 	runErr := fn(sub)
 	findings, err := w.SanitizerReport()

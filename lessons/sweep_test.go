@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/plots"
 )
 
 // fakeDev is just enough of a gpu.Device for a sweep over a library impl:
@@ -97,7 +98,7 @@ func TestCheckRefusesShapes(t *testing.T) {
 	for _, line := range strings.Split(out.String(), "\n") {
 		refused = refused || strings.HasPrefix(line, "lib      n=3") && strings.HasSuffix(line, "—          —  refused")
 	}
-	if !refused || !strings.Contains(out.String(), "lib refused: needs a multiple of 4") || !ok4 {
+	if !refused || !strings.Contains(out.String(), "lib refused at n=3: needs a multiple of 4") || !ok4 {
 		t.Errorf("check table:\n%s", out.String())
 	}
 }
@@ -105,10 +106,10 @@ func TestCheckRefusesShapes(t *testing.T) {
 func TestLadderBars(t *testing.T) {
 	p := &Problem{Name: "mm", Impls: []Impl{{Name: "v1"}, {Name: "v2"}, {Name: "lib", Library: true}}}
 	rs := []Result{
-		{Variant: "v2", Dims: []int{4096}, Throughput: 30, Unit: "TFLOP/s", GPU: "G", Mode: "live", Date: "d"},
-		{Variant: "v1", Dims: []int{4096}, Throughput: 5, Unit: "TFLOP/s"},
-		{Variant: "v1", Dims: []int{256}, Throughput: 1, Unit: "TFLOP/s"},
-		{Variant: "lib", Dims: []int{4096}, Throughput: 50, Unit: "TFLOP/s"},
+		{Variant: "v2", Dims: []int{4096}, Throughput: 30, Unit: "TFLOP/s", GPU: "G", Mode: "live", Date: "d", MedianMs: 1},
+		{Variant: "v1", Dims: []int{4096}, Throughput: 5, Unit: "TFLOP/s", MedianMs: 6},
+		{Variant: "v1", Dims: []int{256}, Throughput: 1, Unit: "TFLOP/s", MedianMs: 1},
+		{Variant: "lib", Dims: []int{4096}, Throughput: 50, Unit: "TFLOP/s", MedianMs: 0.6},
 	}
 	b, ok := LadderBars(p, rs)
 	if !ok || strings.Join(b.Groups, ",") != "v1,v2" || b.Series[0].Values[0] != 10 || b.Series[0].Values[1] != 60 {
@@ -280,12 +281,35 @@ func TestTimeOutSkipsTheRest(t *testing.T) {
 	if strings.Join(got, "|") != want {
 		t.Errorf("recorded %q, want %q", strings.Join(got, "|"), want)
 	}
-	for _, line := range []string{"k1       n=1000               —          —  skipped", "k1 skipped: k1 timed out at n=3"} {
+	for _, line := range []string{"k1       n=1000               —          —  skipped", "k1 skipped at n=1000, n=1023: after it timed out at n=3"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("check table lacks %q:\n%s", line, out.String())
 		}
 	}
 	if strings.Contains(out.String(), "0e+00") {
 		t.Errorf("rows that measured nothing show error figures:\n%s", out.String())
+	}
+}
+
+// TestSweepFigures: a sweep at one size draws bars, one per impl measured;
+// over sizes it draws lines, with the sizes that did not fit as crosses.
+func TestSweepFigures(t *testing.T) {
+	p := &Problem{Name: "add", Impls: []Impl{{Name: "v1"}, {Name: "lib", Library: true}}}
+	at := func(v string, n int, gbs float64) Result {
+		return Result{Variant: v, Size: Size{n}.String(), Dims: []int{n}, Throughput: gbs, Unit: "GB/s", MedianMs: 1, GPU: "G"}
+	}
+	oom := Result{Variant: "v1", Size: "n=8", Dims: []int{8}, Outcome: OutOfMemory, NeedMem: 3 << 20, Unit: "GB/s"}
+	sw := Sweep{Title: "Add"}
+	bars, ok := sw.Figure(p, []Result{at("v1", 4, 10), at("lib", 4, 20)}).(plots.Bars)
+	if !ok || strings.Join(bars.Groups, ",") != "v1,lib" || bars.Series[0].Values[1] != 20 {
+		t.Errorf("one size: %+v, want bars of v1 and lib", bars)
+	}
+	lines, ok := sw.Figure(p, []Result{at("v1", 4, 10), at("v1", 6, 12), oom}).(plots.Lines)
+	if !ok || len(lines.Series) != 1 || len(lines.Series[0].X) != 2 || len(lines.Series[0].OutOfMemory) != 1 || lines.Series[0].OutOfMemory[0].X != 8 {
+		t.Errorf("sizes with one out of memory: %+v", lines)
+	}
+	mem := sw.MemoryFigure(p, []Result{at("v1", 4, 10), oom})
+	if o := mem.Series[0].OutOfMemory; len(o) != 1 || o[0].Y != 3 {
+		t.Errorf("memory figure marks the size out of memory at %+v, want at its 3 MiB", o)
 	}
 }

@@ -145,22 +145,52 @@ func outcomeLabel(r Result) string {
 	return "ok"
 }
 
-// whyNotRun explains, once per distinct reason, the results of rs that
-// did not run to the end: a table's cells are too narrow for the reason.
+// whyNotRun explains the results of rs that did not run to the end, once
+// per reason: a table's cells are too narrow for it. Sizes refused or
+// skipped for one reason are listed together.
 func whyNotRun(rs []Result) []string {
-	var out []string
-	seen := map[string]bool{}
+	type group struct {
+		head, reason string
+		sizes        []string
+	}
+	var order []*group
+	groups := map[string]*group{}
 	for _, r := range rs {
-		if r.Measured() || r.Outcome == "" && r.Kind == "check" || r.Detail == "" {
+		if r.Measured() || r.Detail == "" || r.Outcome == "" && r.Kind == "check" {
 			continue
 		}
-		line := fmt.Sprintf("%s, %s: %s", r.Variant, r.Size, firstLineOf(r.Detail))
-		if r.Outcome == Refused || r.Outcome == Skipped {
-			line = fmt.Sprintf("%s %s: %s", r.Variant, r.Outcome, firstLineOf(r.Detail))
+		g := &group{reason: firstLineOf(r.Detail)}
+		switch r.Outcome {
+		case Refused:
+			g.head = r.Variant + " refused"
+			g.reason, _, _ = strings.Cut(g.reason, ", got ")
+		case Skipped:
+			g.head = r.Variant + " skipped"
+		case OutOfMemory:
+			g.head = "" // the reason names the size
+		default:
+			g.head = r.Variant + ", " + r.Size
 		}
-		if !seen[line] {
-			seen[line] = true
-			out = append(out, line)
+		key := g.head + "\x00" + g.reason
+		if old, ok := groups[key]; ok {
+			g = old
+		} else {
+			groups[key] = g
+			order = append(order, g)
+		}
+		if r.Outcome == Refused || r.Outcome == Skipped {
+			g.sizes = append(g.sizes, r.Size)
+		}
+	}
+	var out []string
+	for _, g := range order {
+		switch {
+		case g.head == "":
+			out = append(out, g.reason)
+		case len(g.sizes) > 0:
+			out = append(out, fmt.Sprintf("%s at %s: %s", g.head, strings.Join(g.sizes, ", "), g.reason))
+		default:
+			out = append(out, g.head+": "+g.reason)
 		}
 	}
 	return out

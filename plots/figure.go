@@ -31,8 +31,16 @@ type Lines struct {
 type Series struct {
 	Name     string
 	X, Y     []float64
-	Baseline bool // a library's result rather than a kernel's: drawn grey
+	Baseline bool // a library's result rather than a kernel's: dashed, with hollow markers
+
+	// OutOfMemory marks the sizes that did not fit on the GPU, drawn as
+	// crosses in the series' colour: at Y where Y > 0 (a memory figure
+	// shows what the size would need), along the x axis where Y is 0.
+	OutOfMemory []Point
 }
+
+// Point is one x, y pair.
+type Point struct{ X, Y float64 }
 
 // Ceiling is a measured limit, drawn as a dashed line across the figure.
 type Ceiling struct {
@@ -46,6 +54,7 @@ type Bars struct {
 	Title    string
 	Subtitle string
 	YLabel   string
+	LogY     bool     // set by itself where the values span more than 100×
 	Groups   []string // along the x axis
 	Series   []BarSeries
 	Ceilings []Ceiling
@@ -57,7 +66,8 @@ type BarSeries struct {
 	Values []float64
 }
 
-// palette is colour-blind safe (Okabe–Ito), in the order series use it.
+// palette is colour-blind safe (Okabe–Ito), in the order series use it;
+// the red of the ceilings is kept apart from it.
 var palette = []color.Color{
 	color.RGBA{0, 114, 178, 255},   // blue
 	color.RGBA{213, 94, 0, 255},    // vermillion
@@ -65,13 +75,41 @@ var palette = []color.Color{
 	color.RGBA{204, 121, 167, 255}, // purple
 	color.RGBA{230, 159, 0, 255},   // orange
 	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{90, 90, 90, 255},    // grey
 	color.RGBA{240, 228, 66, 255},  // yellow
 }
 
+var ceilingRed = color.RGBA{180, 30, 30, 255}
+
+// style is how series i of a figure is drawn: its own colour, its own
+// marker, and for a library baseline a dash pattern of its own with a
+// hollow marker, so that no two series look alike and baselines read as
+// baselines.
+type style struct {
+	colour color.Color
+	glyph  draw.GlyphDrawer
+	dashes []vg.Length
+}
+
 var (
-	grey       = color.RGBA{110, 110, 110, 255}
-	ceilingRed = color.RGBA{180, 30, 30, 255}
+	filledGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}}
+	hollowGlyphs = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{}}
+	dashPatterns = [][]vg.Length{
+		{vg.Points(5), vg.Points(3)},
+		{vg.Points(1.5), vg.Points(2)},
+		{vg.Points(7), vg.Points(2), vg.Points(1.5), vg.Points(2)},
+	}
 )
+
+// seriesStyle returns the style of the i-th series, the k-th of its kind
+// (kernel or baseline).
+func seriesStyle(i, k int, baseline bool) style {
+	st := style{colour: palette[i%len(palette)], glyph: filledGlyphs[k%len(filledGlyphs)]}
+	if baseline {
+		st.glyph, st.dashes = hollowGlyphs[k%len(hollowGlyphs)], dashPatterns[k%len(dashPatterns)]
+	}
+	return st
+}
 
 func title(p *plot.Plot, t, sub string) {
 	p.Title.Text = t
@@ -84,18 +122,20 @@ func title(p *plot.Plot, t, sub string) {
 
 // validate reports a figure that cannot be drawn.
 func (f Lines) validate() error {
-	if len(f.Series) == 0 {
-		return fmt.Errorf("plots: %q has no data", f.Title)
-	}
+	points := 0
 	for _, s := range f.Series {
-		if len(s.X) != len(s.Y) || len(s.X) == 0 {
+		if len(s.X) != len(s.Y) {
 			return fmt.Errorf("plots: %q: series %q has %d x and %d y values", f.Title, s.Name, len(s.X), len(s.Y))
 		}
+		points += len(s.X)
 		for i := range s.X {
 			if f.LogX && s.X[i] <= 0 || f.LogY && s.Y[i] <= 0 {
 				return fmt.Errorf("plots: %q: series %q has (%g, %g) on a log axis", f.Title, s.Name, s.X[i], s.Y[i])
 			}
 		}
+	}
+	if points == 0 {
+		return fmt.Errorf("plots: %q has no data", f.Title)
 	}
 	return nil
 }
@@ -112,11 +152,54 @@ func (b Bars) validate() error {
 	return nil
 }
 
+// wideSpan is how far apart a figure's values may be, largest over
+// smallest, before its y axis turns logarithmic: past it, the small values
+// would sit on the axis.
+const wideSpan = 100
+
+// spansWide reports whether the positive values vs span more than wideSpan.
+func spansWide(vs []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range vs {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return hi > 0 && hi/lo > wideSpan
+}
+
+// withAxes returns f with a log y axis where its values span more than
+// 100×.
+func (f Lines) withAxes() Lines {
+	var ys []float64
+	for _, s := range f.Series {
+		ys = append(ys, s.Y...)
+	}
+	if spansWide(ys) {
+		f.LogY = true
+	}
+	return f
+}
+
+// withAxes returns b with a log y axis where its values span more than
+// 100×.
+func (b Bars) withAxes() Bars {
+	var vs []float64
+	for _, s := range b.Series {
+		vs = append(vs, s.Values...)
+	}
+	if spansWide(vs) {
+		b.LogY = true
+	}
+	return b
+}
+
 // Plot builds the gonum plot of f.
 func (f Lines) Plot() (*plot.Plot, error) {
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
+	f = f.withAxes()
 	p := plot.New()
 	title(p, f.Title, f.Subtitle)
 	p.X.Label.Text, p.Y.Label.Text = f.XLabel, f.YLabel
@@ -129,33 +212,75 @@ func (f Lines) Plot() (*plot.Plot, error) {
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	p.Add(plotter.NewGrid())
-	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
-	colour := 0
+	minX, maxX, minY, maxY := math.Inf(1), math.Inf(-1), math.Inf(1), 0.0
+	see := func(x, y float64) {
+		minX, maxX = math.Min(minX, x), math.Max(maxX, x)
+		if y > 0 {
+			minY, maxY = math.Min(minY, y), math.Max(maxY, y)
+		}
+	}
 	for _, s := range f.Series {
-		xys := make(plotter.XYs, len(s.X))
 		for i := range s.X {
-			xys[i].X, xys[i].Y = s.X[i], s.Y[i]
-			minX, maxX, maxY = math.Min(minX, s.X[i]), math.Max(maxX, s.X[i]), math.Max(maxY, s.Y[i])
+			see(s.X[i], s.Y[i])
 		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %q: series %q: %w", f.Title, s.Name, err)
+		for _, o := range s.OutOfMemory {
+			see(o.X, o.Y)
 		}
-		var c color.Color = grey
-		if !s.Baseline {
-			c = palette[colour%len(palette)]
-			colour++
+	}
+	kinds := map[bool]int{}
+	oom := false
+	var crosses []*plotter.Scatter
+	for i, s := range f.Series {
+		st := seriesStyle(i, kinds[s.Baseline], s.Baseline)
+		kinds[s.Baseline]++
+		if len(s.X) > 0 {
+			xys := make(plotter.XYs, len(s.X))
+			for j := range s.X {
+				xys[j].X, xys[j].Y = s.X[j], s.Y[j]
+			}
+			line, points, err := plotter.NewLinePoints(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %q: series %q: %w", f.Title, s.Name, err)
+			}
+			line.Color, points.Color = st.colour, st.colour
+			line.Width, line.Dashes = vg.Points(1.6), st.dashes
+			points.Shape, points.Radius = st.glyph, vg.Points(2.6)
+			p.Add(line, points)
+			p.Legend.Add(s.Name, line, points)
 		}
-		line.Color, points.Color = c, c
-		line.Width = vg.Points(1.6)
-		points.Shape = draw.CircleGlyph{}
-		points.Radius = vg.Points(2.2)
-		if s.Baseline {
-			line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-			points.Shape = draw.BoxGlyph{}
+		if len(s.OutOfMemory) > 0 {
+			oom = true
+			xys := make(plotter.XYs, len(s.OutOfMemory))
+			for j, o := range s.OutOfMemory {
+				xys[j].X, xys[j].Y = o.X, o.Y
+			}
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %q: series %q: %w", f.Title, s.Name, err)
+			}
+			sc.Shape, sc.Color, sc.Radius = draw.CrossGlyph{}, st.colour, vg.Points(4.5)
+			crosses = append(crosses, sc)
+			if len(s.X) == 0 {
+				p.Legend.Add(s.Name+" (none fit)", sc)
+			}
 		}
-		p.Add(line, points)
-		p.Legend.Add(s.Name, line, points)
+	}
+	if minY > maxY { // only crosses on the axis: no scale to speak of
+		minY, maxY = 1, 1
+	}
+	// Crosses with no y sit just above the x axis.
+	bottom := 0.02 * maxY
+	if f.LogY {
+		bottom = minY / 2
+		p.Y.Min = bottom
+	}
+	for _, sc := range crosses {
+		for j := range sc.XYs {
+			if sc.XYs[j].Y <= 0 {
+				sc.XYs[j].Y = bottom
+			}
+		}
+		p.Add(sc)
 	}
 	for _, c := range f.Ceilings {
 		xys := plotter.XYs{{X: minX, Y: c.Value}, {X: maxX, Y: c.Value}}
@@ -165,12 +290,19 @@ func (f Lines) Plot() (*plot.Plot, error) {
 		}
 		line.Color = ceilingRed
 		line.Width = vg.Points(1.2)
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		line.Dashes = []vg.Length{vg.Points(10), vg.Points(4)}
 		p.Add(line)
 		p.Legend.Add(c.Name, line)
 		maxY = math.Max(maxY, c.Value)
 	}
-	legendRoom(p, f.LogY, maxY, len(f.Series)+len(f.Ceilings))
+	entries := len(f.Series) + len(f.Ceilings)
+	if oom {
+		mark, _ := plotter.NewScatter(plotter.XYs{{}})
+		mark.Shape, mark.Color, mark.Radius = draw.CrossGlyph{}, color.Black, vg.Points(4.5)
+		p.Legend.Add("out of memory: the size did not fit", mark)
+		entries++
+	}
+	legendRoom(p, f.LogY, maxY, entries)
 	return p, nil
 }
 
@@ -224,31 +356,41 @@ func powerLabel(e, top float64) string {
 	return fmt.Sprintf("2^%d", int(e))
 }
 
-// Plot builds the gonum plot of b: grouped bars, one colour per series.
+// Plot builds the gonum plot of b: grouped bars, one colour per series,
+// each labelled with its value, on a log axis where the values span more
+// than 100×.
 func (b Bars) Plot() (*plot.Plot, error) {
 	if err := b.validate(); err != nil {
 		return nil, err
 	}
+	b = b.withAxes()
 	p := plot.New()
 	title(p, b.Title, b.Subtitle)
 	p.Y.Label.Text = b.YLabel
+	minV, maxY := math.Inf(1), 0.0
+	for _, s := range b.Series {
+		for _, v := range s.Values {
+			if v > 0 {
+				minV = math.Min(minV, v)
+			}
+			maxY = math.Max(maxY, v)
+		}
+	}
+	base := 0.0
+	if b.LogY {
+		base = minV / 3
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Min = base
+	}
 	p.Add(plotter.NewGrid())
 	width := vg.Points(math.Min(70, 420/float64(len(b.Groups)*len(b.Series))))
-	maxY := 0.0
 	for i, s := range b.Series {
-		bars, err := plotter.NewBarChart(plotter.Values(s.Values), width)
-		if err != nil {
-			return nil, fmt.Errorf("plots: %q: %w", b.Title, err)
-		}
-		bars.Color = palette[i%len(palette)]
-		bars.LineStyle.Width = 0
-		bars.Offset = width * vg.Length(float64(i)-float64(len(b.Series)-1)/2)
+		bars := &barPlotter{values: s.Values, base: base, width: width, colour: palette[i%len(palette)],
+			offset: width * vg.Length(float64(i)-float64(len(b.Series)-1)/2)}
 		p.Add(bars)
 		if len(b.Series) > 1 {
 			p.Legend.Add(s.Name, bars)
-		}
-		for _, v := range s.Values {
-			maxY = math.Max(maxY, v)
 		}
 	}
 	for _, c := range b.Ceilings {
@@ -257,7 +399,7 @@ func (b Bars) Plot() (*plot.Plot, error) {
 			return nil, err
 		}
 		line.Color = ceilingRed
-		line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		line.Dashes = []vg.Length{vg.Points(10), vg.Points(4)}
 		p.Add(line)
 		p.Legend.Add(c.Name, line)
 		maxY = math.Max(maxY, c.Value)
@@ -267,8 +409,63 @@ func (b Bars) Plot() (*plot.Plot, error) {
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign = draw.XRight
 	}
-	legendRoom(p, false, maxY, len(b.Series)+len(b.Ceilings))
+	legendRoom(p, b.LogY, maxY, len(b.Series)+len(b.Ceilings))
+	if b.LogY {
+		p.Y.Min = base
+	}
 	return p, nil
+}
+
+// barPlotter draws one series of bars from base up to each value, with the
+// value written above: gonum's BarChart starts its bars at zero, which a
+// log axis cannot show.
+type barPlotter struct {
+	values []float64
+	base   float64
+	width  vg.Length
+	offset vg.Length
+	colour color.Color
+}
+
+// Plot draws the bars on c.
+func (b *barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	font := plot.DefaultFont
+	font.Size = vg.Points(8)
+	label := draw.TextStyle{Color: color.Black, Font: font, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter}
+	for i, v := range b.values {
+		if v <= b.base {
+			continue
+		}
+		x := trX(float64(i)) + b.offset
+		y0, y1 := trY(b.base), trY(v)
+		c.FillPolygon(b.colour, c.ClipPolygonY([]vg.Point{
+			{X: x - b.width/2, Y: y0}, {X: x - b.width/2, Y: y1}, {X: x + b.width/2, Y: y1}, {X: x + b.width/2, Y: y0},
+		}))
+		c.FillText(label, vg.Point{X: x, Y: y1 + vg.Points(2)}, barValue(v))
+	}
+}
+
+// DataRange is the bars' extent, so that the axes take them in.
+func (b *barPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ymin, ymax = b.base, b.base
+	for _, v := range b.values {
+		ymax = math.Max(ymax, v)
+	}
+	return -0.5, float64(len(b.values)) - 0.5, ymin, ymax
+}
+
+// Thumbnail draws the legend's swatch.
+func (b *barPlotter) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(b.colour, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}})
+}
+
+// barValue writes a bar's value with three significant digits.
+func barValue(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // Figure is either Lines or Bars.

@@ -3,6 +3,7 @@ package plots
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,7 @@ func TestTerminalGolden(t *testing.T) {
 	}{
 		{"lines.golden", sample()},
 		{"bars.golden", sampleBars()},
+		{"lines_wide.golden", sampleWide()},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
@@ -69,8 +71,18 @@ func TestTerminalGolden(t *testing.T) {
 	}
 }
 
+// sampleWide spans more than 100× (so its y axis is logarithmic), has a
+// baseline, and a series whose largest size ran out of memory.
+func sampleWide() Lines {
+	f := sample()
+	f.Title = "fp32 matmul throughput, NVIDIA H100 80GB HBM3"
+	f.Series = append(f.Series, Series{Name: "cuBLAS", Baseline: true, X: []float64{1 << 16, 1 << 20, 1 << 24}, Y: []float64{2, 900, 2800},
+		OutOfMemory: []Point{{X: 1 << 26}}})
+	return f
+}
+
 func TestSVGGolden(t *testing.T) {
-	for name, fig := range map[string]Figure{"lines_golden.svg": sample(), "bars_golden.svg": sampleBars()} {
+	for name, fig := range map[string]Figure{"lines_golden.svg": sample(), "bars_golden.svg": sampleBars(), "lines_wide_golden.svg": sampleWide()} {
 		svg, err := Encode(fig, "svg")
 		if err != nil {
 			t.Fatal(err)
@@ -117,6 +129,44 @@ func TestBadFigures(t *testing.T) {
 		}
 		if err := Terminal(&bytes.Buffer{}, tt.fig, 60); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: Terminal = %v, want %q", tt.desc, err, tt.want)
+		}
+	}
+}
+
+// TestSeriesStylesDiffer: no two of the first seven series, kernels and
+// baselines mixed, are drawn alike, and every baseline is dashed.
+func TestSeriesStylesDiffer(t *testing.T) {
+	seen := map[string]int{}
+	kinds := map[bool]int{}
+	for i := range 7 {
+		baseline := i%2 == 1
+		st := seriesStyle(i, kinds[baseline], baseline)
+		kinds[baseline]++
+		key := fmt.Sprintf("%v %T %v", st.colour, st.glyph, st.dashes)
+		if j, dup := seen[key]; dup {
+			t.Errorf("series %d is drawn like series %d: %s", i, j, key)
+		}
+		seen[key] = i
+		if baseline != (len(st.dashes) > 0) {
+			t.Errorf("series %d: baseline %v, dashes %v", i, baseline, st.dashes)
+		}
+	}
+}
+
+func TestLogAxisWhenWide(t *testing.T) {
+	tests := []struct {
+		values []float64
+		log    bool
+	}{
+		{[]float64{0.5, 52}, true},
+		{[]float64{100, 2900}, false},
+		{[]float64{0, 1, 99}, false}, // zeros do not count
+	}
+	for _, tt := range tests {
+		b := Bars{Groups: make([]string, len(tt.values)), Series: []BarSeries{{Values: tt.values}}}.withAxes()
+		l := Lines{Series: []Series{{X: tt.values, Y: tt.values}}}.withAxes()
+		if b.LogY != tt.log || l.LogY != tt.log {
+			t.Errorf("%v: bars LogY %v, lines LogY %v, want %v", tt.values, b.LogY, l.LogY, tt.log)
 		}
 	}
 }

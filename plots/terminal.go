@@ -38,12 +38,16 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	f = f.withAxes()
 	const rows, margin = 12, 8
 	width := max(cols-margin-1, 20)
 	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range f.Series {
 		for i := range s.X {
 			minX, maxX, maxY = math.Min(minX, s.X[i]), math.Max(maxX, s.X[i]), math.Max(maxY, s.Y[i])
+		}
+		for _, o := range s.OutOfMemory {
+			minX, maxX, maxY = math.Min(minX, o.X), math.Max(maxX, o.X), math.Max(maxY, o.Y)
 		}
 	}
 	minY := math.Inf(1)
@@ -82,6 +86,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 	ypos := func(y float64) int { // row 0 is the top
 		return rows - 1 - int(math.Round(math.Max(0, math.Min(1, scale(y)))*float64(rows-1)))
 	}
+	oom := false
 	grid := make([][]rune, rows)
 	for r := range grid {
 		grid[r] = []rune(strings.Repeat(" ", width))
@@ -106,6 +111,14 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 				}
 			}
 			grid[ypos(s.Y[j])][xpos(s.X[j])] = m
+		}
+		for _, o := range s.OutOfMemory {
+			r := rows - 1
+			if o.Y > 0 {
+				r = ypos(o.Y)
+			}
+			grid[r][xpos(o.X)] = '×'
+			oom = true
 		}
 	}
 	fmt.Fprintf(w, "%s\n", f.Title)
@@ -139,6 +152,9 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 	for _, c := range f.Ceilings {
 		legend = append(legend, "┈ "+c.Name)
 	}
+	if oom {
+		legend = append(legend, "× out of memory")
+	}
 	fmt.Fprintf(w, "%*s  %s\n", margin-1, "", strings.Join(legend, "   "))
 	return nil
 }
@@ -150,6 +166,7 @@ func terminalBars(w io.Writer, b Bars, cols int) error {
 	if err := b.validate(); err != nil {
 		return err
 	}
+	b = b.withAxes()
 	labelW := 0
 	for _, g := range b.Groups {
 		for _, s := range b.Series {
@@ -168,6 +185,21 @@ func terminalBars(w io.Writer, b Bars, cols int) error {
 	if maxV == 0 {
 		maxV = 1
 	}
+	// length is a value's share of the bar's full width, by its log where
+	// the values span more than 100×, from a third of the smallest.
+	length := func(v float64) float64 { return v / maxV }
+	if b.LogY {
+		lo := math.Inf(1)
+		for _, s := range b.Series {
+			for _, v := range s.Values {
+				if v > 0 {
+					lo = math.Min(lo, v)
+				}
+			}
+		}
+		lo /= 3
+		length = func(v float64) float64 { return math.Max(0, math.Log(v/lo)/math.Log(maxV/lo)) }
+	}
 	barW := max(cols-labelW-14, 10)
 	fmt.Fprintf(w, "%s\n", b.Title)
 	if b.Subtitle != "" {
@@ -176,15 +208,19 @@ func terminalBars(w io.Writer, b Bars, cols int) error {
 	for gi, g := range b.Groups {
 		for _, s := range b.Series {
 			v := s.Values[gi]
-			eighthsLong := int(math.Round(v / maxV * float64(barW) * 8))
+			eighthsLong := int(math.Round(length(v) * float64(barW) * 8))
 			bar := strings.Repeat("█", eighthsLong/8) + strings.TrimSpace(string(eighths[eighthsLong%8]))
 			fmt.Fprintf(w, "%-*s %s %s\n", labelW, barLabel(g, s.Name, len(b.Series)), bar, axisValue(v))
 		}
 	}
 	for _, c := range b.Ceilings {
-		fmt.Fprintf(w, "%-*s %s┊ %s %s\n", labelW, "", strings.Repeat(" ", int(math.Round(c.Value/maxV*float64(barW)))), c.Name, axisValue(c.Value))
+		fmt.Fprintf(w, "%-*s %s┊ %s %s\n", labelW, "", strings.Repeat(" ", int(math.Round(length(c.Value)*float64(barW)))), c.Name, axisValue(c.Value))
 	}
-	fmt.Fprintf(w, "%-*s (%s)\n", labelW, "", b.YLabel)
+	unit := b.YLabel
+	if b.LogY {
+		unit += ", bars on a log scale"
+	}
+	fmt.Fprintf(w, "%-*s (%s)\n", labelW, "", unit)
 	return nil
 }
 

@@ -61,7 +61,7 @@ var tiles = map[string][2]int{
 func problem() *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
-		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1004, 516}},
+		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {33, 36, 44}, {1000, 1003, 517}, {1000, 1004, 516}},
 		Setup:      setup,
 		Memory:     lessons.MatmulMemory(4, 4),
 		Work:       lessons.MatmulFLOPs,

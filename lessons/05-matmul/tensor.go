@@ -15,7 +15,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
 		Kernels:    "matmul_tc.cu",
-		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {1000, 1003, 517}, {1000, 1000, 520}},
+		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {24, 40, 72}, {1000, 1003, 517}, {1000, 1000, 520}},
 		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
 		Memory:     lessons.MatmulMemory(2, 2),
 		Work:       lessons.MatmulFLOPs,

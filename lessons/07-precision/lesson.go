@@ -59,7 +59,7 @@ func init() {
 func problem() *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
-		CheckSizes: []lessons.Size{{1000, 1003, 517}, {1024, 1008, 528}},
+		CheckSizes: []lessons.Size{{48, 32, 64}, {1000, 1003, 517}, {1024, 1008, 528}},
 		Setup:      setup,
 		Memory:     memory,
 		Work:       lessons.MatmulFLOPs,
