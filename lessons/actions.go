@@ -182,9 +182,16 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
 	for _, name := range kernels.Names(src) {
-		if k, ok := img.Kernel(name); ok {
-			env.printf("  %-16s %s\n", k.Name, resourceLine(k))
+		k, ok := img.Kernel(name)
+		if !ok {
+			continue
 		}
+		body, _ := kernels.Function(src, name)
+		if need := featureArch(body); need != "" && img.Arch != need {
+			env.printf("  %-16s left out: its body needs %s\n", name, need)
+			continue
+		}
+		env.printf("  %-16s %s\n", k.Name, resourceLine(k))
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func (l *Lesson) Plot(env *Env) error {
 			continue
 		}
 		step := l.Steps[i].Title
-		rs := env.Latest(l, step, "bench")
+		rs := env.latest(l, step, "bench")
 		if len(rs) == 0 {
 			continue
 		}

@@ -263,13 +263,32 @@ func (e *Env) FreeAll(ptrs ...gpu.DevicePtr) {
 	}
 }
 
-// Latest returns this session's results of kind for step, or where there
-// are none the lesson's recorded ones.
-func (e *Env) Latest(l *Lesson, step, kind string) []Result {
+// Latest returns the results of the step whose action is a (given to the
+// Def as a pointer): this session's, or where there are none the lesson's
+// recorded ones. A sweep's and a measuring run's results are its
+// measurements, a check step's its checks.
+func (e *Env) Latest(l *Lesson, a Action) []Result {
+	step, err := l.stepTitle(a)
+	if err != nil {
+		panic(err) // a lesson that names a step it does not have: any test of it finds this
+	}
+	return e.latest(l, step, resultKind(a))
+}
+
+// latest is Latest by the step's title and the results' kind.
+func (e *Env) latest(l *Lesson, step, kind string) []Result {
 	if rs := e.Results.Filter(step, kind); len(rs) > 0 {
 		return rs
 	}
 	return l.recorded.Filter(step, kind)
+}
+
+// resultKind is the kind of results action a records.
+func resultKind(a Action) string {
+	if a.Kind() == "check" {
+		return "check"
+	}
+	return "bench"
 }
 
 // UploadPair uploads the inputs a and b and allocates out bytes for the

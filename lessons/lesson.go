@@ -3,6 +3,8 @@ package lessons
 import (
 	"embed"
 	"fmt"
+	"io/fs"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -20,8 +22,11 @@ type Lesson struct {
 	Kernels  string    // its file in package kernels, e.g. "vector_add.cu"; "" if none
 	Problem  *Problem  // what its kernels compute, for run, check and bench; nil if none
 	Exercise *Exercise // nil if none
+	Planted  []Planted // kernels its checks must pass or reject, from its testdata
 
-	recorded ResultSet // results recorded on a reference GPU, what replay shows
+	recorded ResultSet         // results recorded on a reference GPU, what replay shows
+	testdata fs.FS             // the lesson folder's testdata, holding the planted kernels
+	stepOf   map[Action]string // a step's title by its action, for actions given as pointers
 }
 
 // Step is one "## " section of lesson.md and what it runs.
@@ -41,6 +46,10 @@ type Action interface {
 
 // Def is what a lesson folder registers: its prose, its actions keyed by
 // the step heading they belong to, and its recorded results.
+//
+// An action that another step reads the results of is given as a pointer
+// (&lessons.Sweep{…}), and found again by that pointer: env.Latest(l,
+// batchSizes) rather than by repeating the step's heading.
 type Def struct {
 	Number   int
 	Slug     string
@@ -50,6 +59,28 @@ type Def struct {
 	Problem  *Problem
 	Exercise *Exercise
 	Results  embed.FS // results/*.json, recorded on a reference GPU
+
+	// Planted are kernels in Testdata that the lesson's checks must pass
+	// or reject, as a learner's would be judged; tests run every one.
+	Planted  []Planted
+	Testdata embed.FS // testdata/*.cu
+}
+
+// Planted is a kernel file kept in a lesson's testdata: a solution its
+// checks must pass, or a planted mistake they must reject.
+type Planted struct {
+	File string // in testdata, e.g. "no_guard.cu"
+	Like string // the version it is judged like; the exercise's when ""
+	// Want is what the verdict must say: "" for a pass, else part of the
+	// reason it fails (e.g. "past the end of c", "timed out",
+	// "does not compile").
+	Want string
+	// Sanitize, if set, names the compute-sanitizer tool the kernel is
+	// judged under; Want is then part of what the sanitizer reports.
+	Sanitize string
+	// NeedsHeaders marks a kernel that includes a CUDA toolkit header: it
+	// compiles only where the toolkit's headers are found.
+	NeedsHeaders bool
 }
 
 // registry holds every lesson by slug.
@@ -70,7 +101,8 @@ func Register(d Def) {
 
 // build parses the prose and attaches each action to its step.
 func build(d Def) (*Lesson, error) {
-	l := &Lesson{Number: d.Number, Slug: d.Slug, Kernels: d.Kernels, Problem: d.Problem, Exercise: d.Exercise}
+	l := &Lesson{Number: d.Number, Slug: d.Slug, Kernels: d.Kernels, Problem: d.Problem, Exercise: d.Exercise,
+		Planted: d.Planted, testdata: d.Testdata, stepOf: map[Action]string{}}
 	var err error
 	l.Title, l.Intro, l.Steps, err = parseMarkdown(d.Markdown)
 	if err != nil {
@@ -79,6 +111,10 @@ func build(d Def) (*Lesson, error) {
 	used := map[string]bool{}
 	for i := range l.Steps {
 		if a, ok := d.Actions[l.Steps[i].Title]; ok {
+			if reflect.TypeOf(a).Kind() == reflect.Pointer {
+				l.stepOf[a] = l.Steps[i].Title
+				a = reflect.ValueOf(a).Elem().Interface().(Action) // steps hold values, as type switches expect
+			}
 			l.Steps[i].Action = a
 			used[l.Steps[i].Title] = true
 		}
@@ -91,6 +127,11 @@ func build(d Def) (*Lesson, error) {
 	for _, p := range l.Problems() {
 		if p.Setup != nil && p.Memory == nil {
 			return nil, fmt.Errorf("lessons: %s: problem %q does not say how much memory a size takes (Memory)", d.Slug, p.Name)
+		}
+	}
+	for _, pk := range d.Planted {
+		if _, err := fs.Stat(d.Testdata, "testdata/"+pk.File); err != nil {
+			return nil, fmt.Errorf("lessons: %s: planted kernel %s is not in the embedded testdata: %w", d.Slug, pk.File, err)
 		}
 	}
 	if l.recorded, err = loadRecorded(d.Results); err != nil {
@@ -210,6 +251,22 @@ func (l *Lesson) Problems() []*Problem {
 
 // Recorded returns the results recorded for the lesson on a reference GPU.
 func (l *Lesson) Recorded() ResultSet { return l.recorded }
+
+// PlantedCode returns the source of a planted kernel from the lesson's
+// testdata.
+func (l *Lesson) PlantedCode(pk Planted) (string, error) {
+	b, err := fs.ReadFile(l.testdata, "testdata/"+pk.File)
+	return string(b), err
+}
+
+// stepTitle returns the title of the step whose action is a, given to the
+// Def as a pointer.
+func (l *Lesson) stepTitle(a Action) (string, error) {
+	if t, ok := l.stepOf[a]; ok {
+		return t, nil
+	}
+	return "", fmt.Errorf("lessons: %s: that %s action belongs to no step (give it to the Def as a pointer)", l.Slug, a.Kind())
+}
 
 // StepNamed returns the index of the step whose title is title.
 func (l *Lesson) StepNamed(title string) (int, bool) {

@@ -38,6 +38,9 @@ func TestGenerateShape(t *testing.T) {
 		if err := json.Unmarshal(b, &nb); err != nil {
 			t.Fatal(err)
 		}
+		if strings.Contains(string(b), "type 'check'") || strings.Contains(string(b), "type 'edit'") {
+			t.Errorf("%s: the notebook tells the learner to type a REPL command", l.Slug)
+		}
 		src := func(c cell) string { return strings.Join(c.Source, "") }
 		if src(nb.Cells[1]) != setupCell {
 			t.Errorf("%s: the second cell is not the setup cell", l.Slug)

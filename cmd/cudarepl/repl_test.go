@@ -80,6 +80,20 @@ func TestREPLCommands(t *testing.T) {
 		{"unknown command", "frobnicate\n", []string{`unknown command "frobnicate"; type 'help' for the list`}},
 		{"device", "device\n", []string{"replay mode"}},
 		{"mem", "mem\n", []string{"no GPU"}},
+		// Each of these was a dead end in a walk-through.
+		{"check takes the command line's flags", "open 2\ncheck --kernel ../../lessons/02-vector-add/testdata/foreign.cu --variant vector_add\n",
+			[]string{"vector_add was not judged"}},
+		{"check FILE picks the kernel by its parameters", "open 2\ncheck ../../lessons/02-vector-add/testdata/foreign.cu\n", []string{"vector_add was not judged"}},
+		{"check with a kernel the file lacks", "open 2\ncheck --kernel ../../lessons/02-vector-add/testdata/foreign.cu --variant nope\n",
+			[]string{`error: cudarepl: foreign.cu declares no kernel "nope" (it declares vector_add(const float*, const float*, float*, int))`}},
+		{"check --sanitize without a GPU", "open 2\ncheck --sanitize memcheck\n", []string{"error: compute-sanitizer checks kernels as they run on a GPU, and there is none here"}},
+		{"a variant with spaces, unquoted", "open 11\nrun conv alone\n", []string{"conv alone", "ok"}},
+		{"a variant with spaces, quoted", "open 11\nrun \"conv alone\"\n", []string{"conv alone", "ok"}},
+		{"an unclosed quote", "open 11\nrun \"conv alone\n", []string{"error: a quote (\") is not closed"}},
+		{"show kernel lists the kernels", "open 5\nshow kernel\n", []string{"matmul's kernels (show one with 'show kernel NAME')", "matmul_v1", "matmul_tc_v3"}},
+		{"show a kernel of another step's file", "open 5\nshow kernel matmul_tc_v3\n", []string{"// v3:", "matmul_tc_v3("}},
+		{"run a variant of another step's problem", "open 5\nrun matmul_tc_v3\n", []string{"these checks ran replayed", "matmul_tc_v3  16×8×16"}},
+		{"bench sizes in replay", "open 2\nbench 1M\n", []string{"replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU"}},
 		{"quit stops reading", "quit\nlessons\n", nil},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,9 @@ var results embed.FS
 //go:embed exercise.cu
 var starter string
 
+//go:embed testdata
+var testdata embed.FS
+
 func init() {
 	lessons.Register(lessons.Def{
 		Number: 1, Slug: "hello-gpu", Markdown: markdown, Kernels: "hello.cu", Results: results,
@@ -25,6 +28,8 @@ func init() {
 			File: "where_am_i_exercise.cu", Kernel: "where_am_i_exercise", Like: "where_am_i", Starter: starter,
 			Task: "Compute the thread's index in the grid, keep spare threads out, and write its block and thread index.",
 		},
+		Testdata: testdata,
+		Planted:  []lessons.Planted{{File: "solution.cu"}},
 		Actions: map[string]lessons.Action{
 			"The device":       lessons.Run{F: deviceTable},
 			"Who runs where":   lessons.Run{F: whereAmI},

@@ -21,6 +21,9 @@ var starter string
 //go:embed results
 var results embed.FS
 
+//go:embed testdata
+var testdata embed.FS
+
 func init() {
 	lessons.Register(lessons.Def{
 		Number: 2, Slug: "vector-add", Markdown: markdown, Kernels: "vector_add.cu",
@@ -28,6 +31,17 @@ func init() {
 		Exercise: &lessons.Exercise{
 			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter,
 			Task: "Compute the thread's global index, and guard the memory accesses with it.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "foreign.cu"}, // its own name, no extern "C": found by its parameters
+			{File: "toolkit_header.cu", NeedsHeaders: true},
+			{File: "no_guard.cu", Want: "past the end of c"},
+			{File: "no_guard.cu", Sanitize: "memcheck", Want: "Invalid __global__"},
+			{File: "wrong_index.cu", Want: "check: c["},
+			{File: "syntax_error.cu", Want: "does not compile"},
+			{File: "endless.cu", Want: "time limit"},
 		},
 		Actions: map[string]lessons.Action{
 			"Kernel":           lessons.ShowKernel{Names: []string{"vadd_v1"}},

@@ -72,16 +72,17 @@ func (c *mcase) Free() {
 }
 
 // traffic prints the predicted global-memory bytes per output of each
-// version at K = 4096, beside its measured rate where there is one.
-func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
+// version at K = 4096, beside its rate in the fp32 ladder and the
+// tensor-core sweep where they have one.
+func traffic(env *lessons.Env, l *lessons.Lesson, ladder, tensorCores *lessons.Sweep) error {
 	const k = 4096
 	t := &lessons.Table{
 		Headers: []string{"version", "tile", "bytes read per output", "TFLOP/s at 4096³", "% of cuBLAS"},
 		Right:   []bool{false, true, true, true, true},
 	}
 	// rates returns a step's TFLOP/s at 4096³ by variant, and the library's.
-	rates := func(step, library string) (map[string]float64, float64, []lessons.Result) {
-		rs := env.Latest(l, step, "bench")
+	rates := func(sweep *lessons.Sweep, library string) (map[string]float64, float64, []lessons.Result) {
+		rs := env.Latest(l, sweep)
 		by := map[string]float64{}
 		for _, r := range rs {
 			if r.Dims[0] == k {
@@ -100,7 +101,7 @@ func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
 		}
 		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), r, share})
 	}
-	fp32, lib32, rs := rates("The ladder", "cuBLAS")
+	fp32, lib32, rs := rates(ladder, "cuBLAS")
 	for _, im := range l.Problem.Impls {
 		tile, ok := tiles[im.Name]
 		if !ok {
@@ -113,7 +114,7 @@ func traffic(env *lessons.Env, l *lessons.Lesson, step string) error {
 		row(im.Name, tile, bytes, fp32[im.Name], lib32)
 	}
 	// Tensor cores, fp16: two bytes per element; % of cuBLAS fp16.
-	fp16, lib16, rs16 := rates("Tensor cores against cuBLAS", "cuBLAS fp16")
+	fp16, lib16, rs16 := rates(tensorCores, "cuBLAS fp16")
 	for _, v := range []struct {
 		name string
 		tile [2]int

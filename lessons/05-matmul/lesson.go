@@ -18,31 +18,46 @@ var starter string
 //go:embed results
 var results embed.FS
 
+//go:embed testdata
+var testdata embed.FS
+
 func init() {
 	p, tc, bf := problem(), tensorProblem(false), tensorProblem(true)
 	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}
+	ladder := &lessons.Sweep{Title: "fp32 matmul ladder", XLabel: "matrix size (square, one side)",
+		Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true}
+	tensorCores := &lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
+		Problem: tc, Sizes: sizes, Ladder: true}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
 		Exercise: &lessons.Exercise{
 			File: "matmul_exercise.cu", Kernel: "matmul_exercise", Like: "matmul_v3", Starter: starter,
 			Task: "Load the two tiles into shared memory, zero outside the matrices, and put the two barriers where they belong.",
 		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "solution.cu", Sanitize: "racecheck"}, // the barriers in their places: no hazard
+			{File: "no_sync.cu", Want: "check: C["},
+			{File: "no_sync.cu", Sanitize: "racecheck", Want: "hazard on shared memory"},
+			{File: "off_by_one.cu", Want: "check: C["},
+		},
 		Actions: map[string]lessons.Action{
-			"Naive":                lessons.ShowKernel{Names: []string{"matmul_v1"}},
-			"Coalescing":           lessons.ShowKernel{Names: []string{"matmul_v2"}},
-			"Shared memory":        lessons.ShowKernel{Names: []string{"matmul_v3"}},
-			"Register blocking":    lessons.ShowKernel{Names: []string{"matmul_v4", "matmul_v5"}},
-			"Vectorized loads":     lessons.ShowKernel{Names: []string{"matmul_v6"}},
-			"Check":                lessons.CheckStep{},
-			"What each step saves": lessons.Run{F: traffic},
-			"The ladder": lessons.Sweep{Title: "fp32 matmul ladder", XLabel: "matrix size (square, one side)",
-				Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
-			"Sizes":             lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
-			"Tensor cores":      lessons.ShowKernel{File: "matmul_tc.cu"},
-			"Tensor-core check": lessons.CheckStep{Problem: tc},
-			"Tensor cores against cuBLAS": lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
-				Problem: tc, Sizes: sizes, Ladder: true},
-			"bf16 check": lessons.CheckStep{Problem: bf},
+			"Naive":             lessons.ShowKernel{Names: []string{"matmul_v1"}},
+			"Coalescing":        lessons.ShowKernel{Names: []string{"matmul_v2"}},
+			"Shared memory":     lessons.ShowKernel{Names: []string{"matmul_v3"}},
+			"Register blocking": lessons.ShowKernel{Names: []string{"matmul_v4", "matmul_v5"}},
+			"Vectorized loads":  lessons.ShowKernel{Names: []string{"matmul_v6"}},
+			"Check":             lessons.CheckStep{},
+			"What each step saves": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+				return traffic(env, l, ladder, tensorCores)
+			}},
+			"The ladder":                  ladder,
+			"Sizes":                       lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
+			"Tensor cores":                lessons.ShowKernel{File: "matmul_tc.cu"},
+			"Tensor-core check":           lessons.CheckStep{Problem: tc},
+			"Tensor cores against cuBLAS": tensorCores,
+			"bf16 check":                  lessons.CheckStep{Problem: bf},
 			"bf16 against cuBLAS": lessons.Sweep{Title: "bf16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 				Problem: bf, Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
 			"Exercise": lessons.ExerciseStep{},

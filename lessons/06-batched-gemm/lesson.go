@@ -34,6 +34,7 @@ func init() {
 	for _, b := range []int{1, 2, 5, 10, 20, 40, 80} {
 		sweep = append(sweep, lessons.Size{b, 256, 256, 256})
 	}
+	batchSizes := &lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep}
 	lessons.Register(lessons.Def{
 		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul.cu", Problem: problem(), Results: results,
 		Actions: map[string]lessons.Action{
@@ -42,8 +43,10 @@ func init() {
 			"Three tiles in flight":          lessons.ShowKernel{Names: []string{"matmul_batched_v8"}},
 			"Copies without instructions":    lessons.ShowKernel{Names: []string{"matmul_batched_v9"}},
 			"Check":                          lessons.CheckStep{},
-			"Batch sizes":                    lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep},
-			"One call or forty":              lessons.Run{F: launchTable},
+			"Batch sizes":                    batchSizes,
+			"One call or forty": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+				return launchTable(env, l, batchSizes)
+			}},
 		},
 	})
 }
@@ -184,9 +187,9 @@ func (c *bcase) Free() {
 }
 
 // launchTable compares the four ways at a batch of 40: launches, time, and
-// speed-up over forty cuBLAS calls, from the sweep's results.
-func launchTable(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs := env.Latest(l, "Batch sizes", "bench")
+// speed-up over forty cuBLAS calls, from the results of the sweep.
+func launchTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error {
+	rs := env.Latest(l, sweep)
 	byName := map[string]lessons.Result{}
 	var alone *lessons.Result // one cuBLAS call by itself: the batch of 1
 	for i, r := range rs {

@@ -44,14 +44,18 @@ func formatOf(name string) (format, error) {
 }
 
 func init() {
+	check := &lessons.CheckStep{}
+	throughput := &lessons.Sweep{Title: "GEMM throughput by precision", XLabel: "matrix size (square, one side)",
+		Sizes: []lessons.Size{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}}
 	lessons.Register(lessons.Def{
 		Number: 7, Slug: "precision", Markdown: markdown, Problem: problem(), Results: results,
 		Actions: map[string]lessons.Action{
 			"Five precisions": lessons.Run{F: memoryTable},
-			"Check":           lessons.CheckStep{},
-			"Throughput": lessons.Sweep{Title: "GEMM throughput by precision", XLabel: "matrix size (square, one side)",
-				Sizes: []lessons.Size{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}},
-			"Cost and benefit": lessons.Run{F: tradeoff},
+			"Check":           check,
+			"Throughput":      throughput,
+			"Cost and benefit": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+				return tradeoff(env, l, throughput, check)
+			}},
 		},
 	})
 }
@@ -229,10 +233,10 @@ func memoryTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 	return nil
 }
 
-// tradeoff sets throughput at 4096³ beside error, from this session's
-// results or the recorded ones.
-func tradeoff(env *lessons.Env, l *lessons.Lesson, step string) error {
-	bench, checks := env.Latest(l, "Throughput", "bench"), env.Latest(l, "Check", "check")
+// tradeoff sets throughput at 4096³ (from the sweep) beside error (from
+// the check), this session's results or the recorded ones.
+func tradeoff(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep, check *lessons.CheckStep) error {
+	bench, checks := env.Latest(l, sweep), env.Latest(l, check)
 	rate, errs := map[string]float64{}, map[string]float64{}
 	for _, r := range bench {
 		if r.Dims[0] == 4096 {

@@ -35,16 +35,19 @@ func init() {
 	for _, n := range []int{1, 4, 8, 16, 32} {
 		sweep = append(sweep, lessons.Size{n, 64, 112, 112, 64})
 	}
+	fusedOrNot := &lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep}
 	lessons.Register(lessons.Def{
 		Number: 11, Slug: "cudnn-fusion", Markdown: markdown, Kernels: "bias_relu.cu", Problem: problem(), Results: results,
 		Actions: map[string]lessons.Action{
 			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h"}},
 			"The fused graph":       lessons.Run{Name: "show", F: showGraph},
 			"Check":                 lessons.CheckStep{},
-			"Fused against unfused": lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep},
-			"Bytes and time":        lessons.Run{F: bytesTable},
-			"Rebuild or reuse":      lessons.Run{Name: "measure", F: rebuild},
-			"Autotuning":            lessons.Run{Name: "measure", F: autotune},
+			"Fused against unfused": fusedOrNot,
+			"Bytes and time": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+				return bytesTable(env, l, fusedOrNot)
+			}},
+			"Rebuild or reuse": lessons.Run{Name: "measure", F: rebuild},
+			"Autotuning":       lessons.Run{Name: "measure", F: autotune},
 		},
 	})
 }
@@ -112,7 +115,10 @@ func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 		return []gpu.Op{op}, nil
 	case unfused:
 		n := int64(c.s.N * c.s.K * c.s.H * c.s.W)
-		grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 132*16))
+		// Two full waves of blocks (each SM holds MaxThreadsPerSM/256 of
+		// them), each thread striding over 8 channels at a time.
+		info := c.env.Dev.Info()
+		grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 2*info.SMs*info.MaxThreadsPerSM/256))
 		return []gpu.Op{op,
 			gpu.Launch{Kernel: c.bias, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Ptr(c.buf.Bias), gpu.Int64(n), gpu.Int32(int32(c.s.K))}},
 			gpu.Launch{Kernel: c.act, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Int64(n)}},
@@ -155,9 +161,10 @@ func traffic(s lessons.ConvShape, impl string) int64 {
 	return x + w + y + int64(2*s.K)
 }
 
-// bytesTable puts each way's predicted traffic beside its time at N = 32.
-func bytesTable(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs := env.Latest(l, "Fused against unfused", "bench")
+// bytesTable puts each way's predicted traffic beside its time at N = 32,
+// from the results of the sweep.
+func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error {
+	rs := env.Latest(l, sweep)
 	by := map[string]lessons.Result{}
 	for _, r := range rs {
 		if r.Dims[0] == benchShape[0] {

@@ -4,27 +4,25 @@ package all
 
 import (
 	"bytes"
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/lessontest"
 )
 
 // liveEnv opens the GPU or skips.
 func liveEnv(t *testing.T) (*lessons.Env, *bytes.Buffer) {
-	w, err := gpu.Open()
-	if errors.Is(err, gpu.ErrNoGPU) {
-		t.Skipf("no GPU here: %v", err)
-	}
+	var out bytes.Buffer
+	env, err := lessons.Open(lessons.Options{Out: &out, Workspace: t.TempDir(), PlotDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { w.Close() })
-	var out bytes.Buffer
-	return &lessons.Env{Dev: w, Out: &out, Workspace: t.TempDir(), PlotDir: t.TempDir()}, &out
+	if !env.Live() {
+		t.Skipf("no GPU here: %v", env.NoGPU)
+	}
+	t.Cleanup(func() { env.Close() })
+	return env, &out
 }
 
 func TestGPUEveryLessonChecks(t *testing.T) {
@@ -36,42 +34,75 @@ func TestGPUEveryLessonChecks(t *testing.T) {
 	}
 }
 
-// TestGPUPlantedKernels judges each exercise's solution and planted
-// mistakes exactly as "check" does.
+// TestGPUPlantedKernels judges every lesson's planted kernels exactly as
+// "check --kernel" does, under compute-sanitizer where they say so: each
+// solution passes, each mistake is rejected for the reason planted.
 func TestGPUPlantedKernels(t *testing.T) {
 	env, out := liveEnv(t)
-	tests := []struct {
-		lesson, dir, file string
-		wantErr           string // "" for a pass
-	}{
-		{"vector-add", "02-vector-add", "solution.cu", ""},
-		{"vector-add", "02-vector-add", "no_guard.cu", "past the end of c"},
-		{"vector-add", "02-vector-add", "wrong_index.cu", "check: c["},
-		{"hello-gpu", "01-hello-gpu", "solution.cu", ""},
-		{"matmul", "05-matmul", "solution.cu", ""},
-		{"matmul", "05-matmul", "no_sync.cu", "check: C["},
-		{"matmul", "05-matmul", "off_by_one.cu", "check: C["},
-	}
-	for _, tt := range tests {
-		l, err := lessons.Find(tt.lesson)
-		if err != nil {
-			t.Fatal(err)
-		}
-		code, err := os.ReadFile("../" + tt.dir + "/testdata/" + tt.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := env.Judge(l, lessons.Submission{File: tt.file, Code: string(code)})
-		if err == nil && !v.Passed() {
-			err = v.Err
-		}
-		switch {
-		case tt.wantErr == "" && err != nil:
-			t.Errorf("%s/%s: %v\n%s", tt.lesson, tt.file, err, out)
-		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-			t.Errorf("%s/%s: Judge = %v, want an error containing %q", tt.lesson, tt.file, err, tt.wantErr)
-		default:
-			t.Logf("%s/%s: %v", tt.lesson, tt.file, err)
+	for _, l := range lessons.All() {
+		for _, pk := range l.Planted {
+			out.Reset()
+			name := l.Slug + "/" + pk.File
+			if pk.Sanitize != "" {
+				name += " under " + pk.Sanitize
+			}
+			if err := lessontest.Judge(env, l, pk); err != nil {
+				t.Errorf("%s: %v\n%s", name, err, out)
+				continue
+			}
+			t.Logf("%s: as planted", name)
 		}
 	}
+}
+
+// TestGPUMemcheckClean: every lesson's checks, run under compute-sanitizer
+// memcheck, find no error.
+func TestGPUMemcheckClean(t *testing.T) {
+	env, out := liveEnv(t)
+	err := env.Sanitize("memcheck", func(env *lessons.Env) error {
+		for _, l := range lessons.All() {
+			if err := l.CheckAll(env); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("memcheck: %v\n%s", err, out)
+	}
+}
+
+// TestGPURacecheckClean: every kernel of the course (not the libraries'),
+// checked under compute-sanitizer racecheck, has no shared-memory hazard.
+func TestGPURacecheckClean(t *testing.T) {
+	env, out := liveEnv(t)
+	err := env.Sanitize("racecheck", func(env *lessons.Env) error {
+		for _, l := range lessons.All() {
+			for _, p := range l.Problems() {
+				var kernels []string
+				for _, im := range p.Impls {
+					if !im.Library {
+						kernels = append(kernels, im.Name)
+					}
+				}
+				if len(kernels) == 0 {
+					continue
+				}
+				if err := (lessons.CheckStep{Impls: kernels, Problem: p}).Do(env, l, "racecheck"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("racecheck: %v\n%s", err, tail(out.String()))
+	}
+}
+
+func tail(s string) string {
+	if i := strings.LastIndex(s[:max(0, len(s)-4000)], "\n"); i > 0 {
+		return "…" + s[i:]
+	}
+	return s
 }

@@ -1,0 +1,54 @@
+package vectoradd
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"cudarepl/lessons"
+	"cudarepl/lessons/lessontest"
+)
+
+func TestLesson(t *testing.T) { lessontest.Run(t, "vector-add") }
+
+// TestPastTheEnd: the guard behind c catches a write past n, and names the
+// first element written.
+func TestPastTheEnd(t *testing.T) {
+	guard := make([]float32, 8)
+	for i := range guard {
+		guard[i] = math.Float32frombits(poison)
+	}
+	if err := pastTheEnd(guard, 1000); err != nil {
+		t.Errorf("untouched guard: %v", err)
+	}
+	guard[2], guard[3] = 1, 2
+	var pe *PastTheEndError
+	if err := pastTheEnd(guard, 1000); !errors.As(err, &pe) || pe.First != 1002 || pe.Count != 2 ||
+		!strings.Contains(err.Error(), "c[1002] was written, past the end of c (n = 1000)") {
+		t.Errorf("written guard: %v", err)
+	}
+}
+
+func TestLaunchTable(t *testing.T) {
+	var b bytes.Buffer
+	writeLaunchTable(&b, 256, []int{1, 1000, 1 << 20})
+	for _, want := range []string{"           1       256         1             256            255", "        1000       256         4            1024             24", "     1048576       256      4096         1048576              0"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("launch table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestMemory: three vectors and the guard on the device, known before
+// anything is allocated; 2^33 elements need 96 GiB.
+func TestMemory(t *testing.T) {
+	m := memory(lessons.Size{1 << 33})
+	if want := int64(12<<33 + 4*guardElems); m.Device != want {
+		t.Errorf("device memory of 2^33 = %d, want %d", m.Device, want)
+	}
+	if m.Host < 16<<33 {
+		t.Errorf("host memory of 2^33 = %d, less than a, b and the float64 reference", m.Host)
+	}
+}

@@ -1,0 +1,140 @@
+// Package lessontest is what every lesson folder's own test runs, so that
+// a new lesson's folder brings its test with it: the lesson replayed end
+// to end without a GPU, its planted kernels compiled and judged as far as
+// this machine allows. A lesson's test adds its own CPU references.
+package lessontest
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+// Run runs every shared test of the lesson named slug.
+func Run(t *testing.T, slug string) {
+	t.Helper()
+	l, err := lessons.Find(slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("replay", func(t *testing.T) { Replay(t, l) })
+	t.Run("planted", func(t *testing.T) { Planted(t, l) })
+}
+
+// ReplayEnv is an Env without a GPU, as CI has, writing to out.
+func ReplayEnv(t *testing.T, out *bytes.Buffer) *lessons.Env {
+	return &lessons.Env{Out: out, NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"),
+		PlotDir: t.TempDir(), Workspace: t.TempDir(), Width: 80}
+}
+
+// Replay runs l end to end without a GPU: every step runs, every sweep
+// draws its figures from results recorded with the lesson, and the output
+// says that they are replayed.
+func Replay(t *testing.T, l *lessons.Lesson) {
+	var out bytes.Buffer
+	env := ReplayEnv(t, &out)
+	if err := l.RunAll(env); err != nil {
+		t.Fatalf("%s in replay: %v\n%s", l.Slug, err, out.String())
+	}
+	if len(l.Recorded().Results) == 0 {
+		t.Fatalf("%s has no recorded results to replay", l.Slug)
+	}
+	want := 0
+	for _, s := range l.Steps {
+		sw, ok := s.Action.(lessons.Sweep)
+		if !ok {
+			continue
+		}
+		if len(l.Recorded().Filter(s.Title, "bench")) == 0 {
+			t.Errorf("%s: nothing recorded for sweep %q", l.Slug, s.Title)
+		}
+		want++
+		if sw.Memory {
+			want++
+		}
+		if sw.Ladder {
+			want++
+		}
+	}
+	pngs, _ := filepath.Glob(filepath.Join(env.PlotDir, "*.png"))
+	if len(pngs) != want {
+		t.Errorf("%s: %d figures written, want %d (one per sweep, and one more for memory and for a ladder)", l.Slug, len(pngs), want)
+	}
+	if !strings.Contains(out.String(), "replayed from") {
+		t.Errorf("%s: replay output never says it is replayed:\n%s", l.Slug, out.String())
+	}
+}
+
+// Planted judges each of l's planted kernels as far as a machine without
+// a GPU can: with NVRTC, every one compiles, but for those planted not to
+// (and those that need the CUDA toolkit's headers where there are none,
+// which must fail with a hint naming the header).
+func Planted(t *testing.T, l *lessons.Lesson) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	for _, pk := range l.Planted {
+		code, err := l.PlantedCode(pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		v, err := ReplayEnv(t, &out).Judge(l, lessons.Submission{File: pk.File, Code: code, Like: pk.Like})
+		if err != nil {
+			t.Errorf("%s: %v", pk.File, err)
+			continue
+		}
+		var ce *gpu.CompileError
+		switch {
+		case strings.Contains(pk.Want, "does not compile"):
+			if !errors.As(v.Err, &ce) {
+				t.Errorf("%s was planted not to compile, but: %v", pk.File, v)
+			}
+		case pk.NeedsHeaders && len(gpu.IncludeDirs()) == 0:
+			if !errors.As(v.Err, &ce) || ce.Hint == "" {
+				t.Errorf("%s needs the toolkit's headers, which are not here; want a compile error with a hint, got %v", pk.File, v)
+			}
+		case !errors.Is(v.Err, lessons.ErrNeedsGPU):
+			t.Errorf("%s: %v, want it compiled and waiting for a GPU\n%s", pk.File, v, out.String())
+		}
+	}
+}
+
+// Judge judges pk on env's GPU, under compute-sanitizer where pk says so,
+// and reports whether the verdict is the one planted: a pass when Want is
+// empty, else a failure whose reason contains Want.
+func Judge(env *lessons.Env, l *lessons.Lesson, pk lessons.Planted) error {
+	code, err := l.PlantedCode(pk)
+	if err != nil {
+		return err
+	}
+	judge := func(env *lessons.Env) error {
+		v, err := env.Judge(l, lessons.Submission{File: pk.File, Code: code, Like: pk.Like})
+		if err != nil {
+			return err
+		}
+		if !v.Passed() {
+			return errors.New(v.String())
+		}
+		return nil
+	}
+	if pk.Sanitize != "" {
+		err = env.Sanitize(pk.Sanitize, judge)
+	} else {
+		err = judge(env)
+	}
+	switch {
+	case pk.Want == "" && err != nil:
+		return err
+	case pk.Want != "" && err == nil:
+		return errors.New("passed, but was planted to fail with " + pk.Want)
+	case pk.Want != "" && !strings.Contains(err.Error(), pk.Want):
+		return errors.New("failed for another reason than " + pk.Want + ": " + err.Error())
+	}
+	return nil
+}
