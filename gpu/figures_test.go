@@ -3,9 +3,11 @@
 package gpu
 
 import (
+	"bufio"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,13 +28,16 @@ type figures struct {
 	CopyGBs       float64            // device-to-device, bytes read + written
 	VaddGBs       map[string]float64 // per kernel and block size, 3 × 4 B per element
 	VaddBest      string
-	VaddOfCopy    float64 // best vadd / copy
-	LaunchGoUs    float64 // host wall per launch from Go
-	LaunchCUs     float64 // the same from C (runtime API, nvcc), 0 if nvcc is missing
-	LaunchRatio   float64 // Go / C
-	Launch1000Ms  float64 // device time of 1000 individual tiny launches
-	Graph1000Ms   float64 // the same 1000 kernels as one graph replay
-	GraphSpeedup  float64
+	VaddOfCopy    float64            // best vadd / copy
+	LaunchGoUs    float64            // host wall per launch from Go, median of the rounds
+	LaunchCUs     float64            // the same from C (runtime API, nvcc), 0 if nvcc is missing
+	LaunchRatio   float64            // Go / C: the median of the rounds' ratios
+	LaunchRatios  [2]float64         // their 10th and 90th percentiles
+	Launch1000Ms  float64            // device time of 1000 individual tiny launches, median of the rounds
+	Graph1000Ms   float64            // the same 1000 kernels as one graph replay
+	GraphSpeedup  float64            // the median of the rounds' speed-ups
+	GraphSpeedups [2]float64         // their 10th and 90th percentiles
+	Rounds        int                // interleaved rounds behind the launch and graph figures
 	TFLOPs        map[string]float64 // 4096³ GEMMs through cuBLAS
 	RecoverOOBMs  float64            // out-of-bounds kernel to next successful launch
 	RecoverHangMs float64            // endless kernel (2 s limit) to next successful launch
@@ -85,38 +90,53 @@ func TestGPUFigures(t *testing.T) {
 	for i := range ops {
 		ops[i] = Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}}
 	}
-	// Host wall per launch, from Go and from C, in alternating rounds so
-	// that a slow spell of the host's CPU hits both: C, Go, C, Go, C. Each
-	// repetition enqueues 200 launches, fewer than the stream's queue holds:
-	// with 1000, the queue fills and the host waits for the GPU to drain it,
-	// so both sides would measure the GPU's pace, not the cost of a launch.
-	const enqueued = 200
-	var goUs, cUs []float64
-	cBin := buildLaunchC(t)
-	for round := 0; round < 5; round++ {
-		if round%2 == 0 {
-			if cBin != "" {
-				cUs = append(cUs, runLaunch(t, cBin))
-			}
-			continue
-		}
-		tm, err := w.Bench(Bench{Name: "200 launches", Ops: [][]Op{ops[:enqueued]}, HostWall: true, Reps: 30})
-		if err != nil {
-			t.Fatal(err)
-		}
-		goUs = append(goUs, float64(tm.HostStats().Median)/1e3/enqueued)
-	}
-	f.Launch1000Ms = float64(bench(Bench{Name: "1000 launches", Ops: [][]Op{ops}, Reps: 30}).Median) / 1e6
-	f.LaunchGoUs, f.LaunchCUs = median(goUs), median(cUs)
+	// Host wall per launch from Go and from C, and 1000 launches against
+	// their graph, in 20 interleaved rounds, which goes first alternating:
+	// a slow spell of the host's CPU hits both sides of a round, and the
+	// figures are the medians of the rounds' ratios, with their spread, so
+	// that one noisy round cannot pass or fail the test. Each repetition
+	// enqueues 200 launches, fewer than the stream's queue holds: with
+	// 1000, the queue fills and the host waits for the GPU to drain it, so
+	// both sides would measure the GPU's pace, not the cost of a launch.
+	const enqueued, rounds = 200, 20
 	g, err := w.Capture(ops...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Graph1000Ms = float64(bench(Bench{Name: "graph of 1000", Ops: [][]Op{{GraphOp{g}}}, Reps: 30}).Median) / 1e6
-	f.GraphSpeedup = f.Launch1000Ms / f.Graph1000Ms
-	if f.LaunchCUs > 0 {
-		f.LaunchRatio = f.LaunchGoUs / f.LaunchCUs
+	cProg := startLaunchC(t)
+	var goUs, cUs, ratios, launchMs, graphMs, speedups []float64
+	for round := range rounds {
+		goRound := func() {
+			tm, err := w.Bench(Bench{Name: "200 launches", Ops: [][]Op{ops[:enqueued]}, HostWall: true, Reps: 30})
+			if err != nil {
+				t.Fatal(err)
+			}
+			goUs = append(goUs, float64(tm.HostStats().Median)/1e3/enqueued)
+		}
+		cRound := func() {
+			if cProg != nil {
+				cUs = append(cUs, cProg.round(t))
+			}
+		}
+		if round%2 == 0 {
+			cRound()
+			goRound()
+		} else {
+			goRound()
+			cRound()
+		}
+		if cProg != nil {
+			ratios = append(ratios, goUs[round]/cUs[round])
+		}
+		l := float64(bench(Bench{Name: "1000 launches", Ops: [][]Op{ops}, Reps: 5}).Median) / 1e6
+		gr := float64(bench(Bench{Name: "graph of 1000", Ops: [][]Op{{GraphOp{g}}}, Reps: 5}).Median) / 1e6
+		launchMs, graphMs, speedups = append(launchMs, l), append(graphMs, gr), append(speedups, l/gr)
 	}
+	f.Rounds = rounds
+	f.LaunchGoUs, f.LaunchCUs = median(goUs), median(cUs)
+	f.LaunchRatio, f.LaunchRatios = median(ratios), spread(ratios)
+	f.Launch1000Ms, f.Graph1000Ms = median(launchMs), median(graphMs)
+	f.GraphSpeedup, f.GraphSpeedups = median(speedups), spread(speedups)
 
 	// cuBLAS at 4096³.
 	const m = 4096
@@ -152,18 +172,35 @@ func TestGPUFigures(t *testing.T) {
 		t.Errorf("best vector add %.0f GB/s is %.3f of the copy ceiling %.0f GB/s; the target is ≥ 0.95", f.VaddGBs[f.VaddBest], f.VaddOfCopy, f.CopyGBs)
 	}
 	if f.LaunchRatio > 1.15 {
-		t.Errorf("a launch from Go takes %.2f× one from C; the target is ≤ 1.15", f.LaunchRatio)
+		t.Errorf("a launch from Go takes %.2f× one from C (median of %d rounds, 10–90%%: %.2f–%.2f); the target is ≤ 1.15",
+			f.LaunchRatio, f.Rounds, f.LaunchRatios[0], f.LaunchRatios[1])
+	}
+	if f.GraphSpeedup < 3 {
+		t.Errorf("a graph replays 1000 kernels %.2f× faster than 1000 launches (median of %d rounds); the target is ≥ 3", f.GraphSpeedup, f.Rounds)
 	}
 }
 
-// median of v; 0 for none.
+// spread is the 10th and 90th percentiles of v.
+func spread(v []float64) [2]float64 {
+	if len(v) == 0 {
+		return [2]float64{}
+	}
+	d := make([]time.Duration, len(v))
+	for i, x := range v {
+		d[i] = time.Duration(x * 1e9)
+	}
+	s := Summarize(d)
+	return [2]float64{float64(s.P10) / 1e9, float64(s.P90) / 1e9}
+}
+
+// median of v, interpolated as Summarize does; 0 for none.
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
 }
 
 // buildLaunchC builds testdata/launch.cu with nvcc and returns the
@@ -187,15 +224,47 @@ func buildLaunchC(t *testing.T) string {
 	return bin
 }
 
-// runLaunch runs the C program and returns its µs per launch.
-func runLaunch(t *testing.T, bin string) float64 {
-	out, err := exec.Command(bin).Output()
+// launchProgram is the C program, running, answering one round per request.
+type launchProgram struct {
+	in  io.WriteCloser
+	out *bufio.Reader
+}
+
+// startLaunchC builds and starts the C program; nil where nvcc is missing.
+func startLaunchC(t *testing.T) *launchProgram {
+	bin := buildLaunchC(t)
+	if bin == "" {
+		return nil
+	}
+	cmd := exec.Command(bin)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	return &launchProgram{in: in, out: bufio.NewReader(out)}
+}
+
+// round asks the C program for one round and returns its µs per launch.
+func (c *launchProgram) round(t *testing.T) float64 {
+	if _, err := io.WriteString(c.in, "round\n"); err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("launch: %v", err)
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	v, err := strconv.ParseFloat(strings.TrimSpace(line), 64)
 	if err != nil {
-		t.Fatalf("launch printed %q", out)
+		t.Fatalf("launch printed %q", line)
 	}
 	return v
 }
@@ -215,10 +284,10 @@ func report(t *testing.T, f figures) {
 	row("  vs copy", fmt.Sprintf("%.3f", f.VaddOfCopy))
 	row("launch, host wall, Go (µs)", fmt.Sprintf("%.3f", f.LaunchGoUs))
 	row("launch, host wall, C runtime API (µs)", fmt.Sprintf("%.3f", f.LaunchCUs))
-	row("  Go / C", fmt.Sprintf("%.3f", f.LaunchRatio))
+	row(fmt.Sprintf("  Go / C, median of %d rounds (10–90%%)", f.Rounds), fmt.Sprintf("%.3f (%.2f–%.2f)", f.LaunchRatio, f.LaunchRatios[0], f.LaunchRatios[1]))
 	row("1000 tiny kernels: launches (ms)", fmt.Sprintf("%.3f", f.Launch1000Ms))
 	row("1000 tiny kernels: graph replay (ms)", fmt.Sprintf("%.3f", f.Graph1000Ms))
-	row("  graph speed-up", fmt.Sprintf("%.2f×", f.GraphSpeedup))
+	row("  graph speed-up (10–90%)", fmt.Sprintf("%.2f× (%.2f–%.2f)", f.GraphSpeedup, f.GraphSpeedups[0], f.GraphSpeedups[1]))
 	for _, k := range []string{"sgemm fp32", "tf32", "hgemm fp16", "bf16"} {
 		row("cuBLAS "+k+" 4096³ (TFLOP/s)", fmt.Sprintf("%.1f", f.TFLOPs[k]))
 	}

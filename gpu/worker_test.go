@@ -2,10 +2,9 @@ package gpu
 
 import (
 	"bytes"
+	"embed"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,6 +285,12 @@ func TestWorkerCallLibrary(t *testing.T) {
 	}
 }
 
+// sanitizerLogs are reports compute-sanitizer 2025.3 wrote on an H100,
+// embedded so that the test binary runs from any folder.
+//
+//go:embed testdata/sanitizer
+var sanitizerLogs embed.FS
+
 func TestParseSanitizerLog(t *testing.T) {
 	tests := []struct {
 		tool, file string
@@ -305,7 +310,7 @@ func TestParseSanitizerLog(t *testing.T) {
 		var log []byte
 		if tt.file != "" {
 			var err error
-			if log, err = os.ReadFile(filepath.Join("testdata", "sanitizer", tt.file)); err != nil {
+			if log, err = sanitizerLogs.ReadFile("testdata/sanitizer/" + tt.file); err != nil {
 				t.Fatal(err)
 			}
 		}

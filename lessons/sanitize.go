@@ -7,11 +7,12 @@ import (
 	"cudarepl/gpu"
 )
 
-// sanitizerWork bounds the work of a check run under compute-sanitizer,
-// which makes kernels hundreds of times slower (racecheck, on a 1000×1003×517
-// product, more than two minutes): larger check sizes are skipped, as long
-// as a smaller one runs the same code.
-const sanitizerWork = 5e7
+// sanitizerWork bounds the work of a check run under each
+// compute-sanitizer tool, which makes kernels tens (memcheck) to thousands
+// (racecheck: more than two minutes for a 1000×1003×517 product) of times
+// slower: larger check sizes are skipped, as long as a smaller one runs
+// the same code. memcheck runs every check size of the course.
+var sanitizerWork = map[string]float64{"memcheck": 2e9, "racecheck": 5e7, "synccheck": 5e7, "initcheck": 5e7}
 
 // sanitizerSizes marks which of p's check sizes impl is checked at under
 // the sanitizer: those within sanitizerWork, or where none of those can
@@ -23,7 +24,7 @@ func (e *Env) sanitizerSizes(p *Problem, impl Impl) map[string]bool {
 		if p.launchAs(impl).refuses(e, s) != nil {
 			continue
 		}
-		if p.Work(s) <= sanitizerWork {
+		if p.Work(s) <= sanitizerWork[e.sanitizing] {
 			run[s.String()] = true
 		}
 		if smallest == nil || p.Work(s) < p.Work(smallest) {
@@ -34,6 +35,24 @@ func (e *Env) sanitizerSizes(p *Problem, impl Impl) map[string]bool {
 		run[smallest.String()] = true
 	}
 	return run
+}
+
+// SanitizerError is what compute-sanitizer found: its Error is one short
+// line, the findings having been printed one a line.
+type SanitizerError struct {
+	Tool     string
+	Findings []gpu.Finding
+}
+
+func (e *SanitizerError) Error() string {
+	return fmt.Sprintf("compute-sanitizer %s found %s (listed above)", e.Tool, e.kinds())
+}
+
+func (e *SanitizerError) kinds() string {
+	if len(e.Findings) == 1 {
+		return "1 kind of error"
+	}
+	return fmt.Sprintf("%d kinds of error", len(e.Findings))
 }
 
 // SanitizerTools are the compute-sanitizer tools Sanitize can run checks
@@ -70,11 +89,11 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 		e.printf("compute-sanitizer %s: no errors found.\n", tool)
 		return runErr
 	}
-	e.printf("compute-sanitizer %s found %d kind(s) of error:\n", tool, len(findings))
+	found := &SanitizerError{Tool: tool, Findings: findings}
+	e.printf("compute-sanitizer %s found %s:\n", tool, found.kinds())
 	for _, f := range findings {
 		e.printf("  %s\n", f)
 	}
-	found := fmt.Errorf("compute-sanitizer %s found %s", tool, findings[0])
 	if runErr != nil {
 		return errors.Join(runErr, found)
 	}

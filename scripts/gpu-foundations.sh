@@ -10,6 +10,7 @@ mkdir -p "$OUT"
 export CUDAREPL_WORKSPACE=/tmp/cudarepl-ws CUDAREPL_CACHE=/tmp/cudarepl-cache
 log=$OUT/foundations.log
 : >"$log"
+steps=$(mktemp -d) # each step's output; the log gathers them all
 rows=()
 json=()
 status=0
@@ -22,9 +23,9 @@ check() {
   shift 5
   echo "=== $name: $*" >>"$log"
   local t0=$EPOCHREALTIME
-  timeout 600 "$@" >"$OUT/$name.out" 2>&1
+  timeout 600 "$@" >"$steps/$name.out" 2>&1
   local rc=$? t1=$EPOCHREALTIME
-  cat "$OUT/$name.out" >>"$log"
+  cat "$steps/$name.out" >>"$log"
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
   local ok=yes
@@ -33,7 +34,7 @@ check() {
     nonzero) [ $rc != 0 ] || ok=no ;;
   esac
   awk -v s="$secs" -v l="$limit" 'BEGIN { exit !(s <= l) }' || ok=no
-  [ -z "$say" ] || grep -qF -- "$say" "$OUT/$name.out" || ok=no
+  [ -z "$say" ] || grep -qF -- "$say" "$steps/$name.out" || ok=no
   [ $ok = yes ] || status=1
   echo "=== exit $rc in $secs s: $ok" >>"$log"
   rows+=("$(printf '%-22s %5s %8s s %8s s  %s' "$name" "$rc" "$secs" "$limit" "$ok")")
@@ -50,7 +51,7 @@ check racecheck-no-sync nonzero 300 "hazard on shared memory" -- build/cudarepl 
 check memcheck-no-guard nonzero 300 "Invalid __global__" -- build/cudarepl check vector-add --kernel $d/no_guard.cu --sanitize memcheck
 check memcheck-all 0 600 "memcheck: no errors found" -- build/cudarepl check --all --sanitize memcheck
 check check-all 0 300 "" -- build/cudarepl check --all
-check gpu-tests 0 600 "" -- build/gpu.test -test.v -test.count=1
+CUDAREPL_FIGURES=$OUT/figures_h100.json check gpu-tests 0 600 "" -- build/gpu.test -test.v -test.count=1
 check lessons-tests 0 600 "" -- bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
 check notebook-tests 0 300 "" -- bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
 check cudnnx-tests 0 300 "" -- build/cudnnx.test -test.v -test.count=1

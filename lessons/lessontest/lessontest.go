@@ -7,6 +7,7 @@ package lessontest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,6 +126,14 @@ func Judge(env *lessons.Env, l *lessons.Lesson, pk lessons.Planted) error {
 	}
 	if pk.Sanitize != "" {
 		err = env.Sanitize(pk.Sanitize, judge)
+		var se *lessons.SanitizerError
+		if errors.As(err, &se) {
+			var found []string
+			for _, f := range se.Findings {
+				found = append(found, f.String())
+			}
+			err = fmt.Errorf("%w: %s", err, strings.Join(found, "; "))
+		}
 	} else {
 		err = judge(env)
 	}
