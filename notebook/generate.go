@@ -54,6 +54,28 @@ type output struct {
 	Metadata   map[string]any `json:"metadata,omitempty"`
 }
 
+// MarshalJSON writes the fields nbformat 4.5 requires of each kind of
+// output, and no others: a stream has a name and text; display data has
+// data and metadata, even when the metadata is empty (without it, Jupyter
+// and nbconvert reject the notebook).
+func (o output) MarshalJSON() ([]byte, error) {
+	if o.OutputType == "stream" {
+		return json.Marshal(struct {
+			OutputType string   `json:"output_type"`
+			Name       string   `json:"name"`
+			Text       []string `json:"text"`
+		}{o.OutputType, o.Name, o.Text})
+	}
+	if o.Metadata == nil {
+		o.Metadata = map[string]any{}
+	}
+	return json.Marshal(struct {
+		OutputType string         `json:"output_type"`
+		Data       map[string]any `json:"data"`
+		Metadata   map[string]any `json:"metadata"`
+	}{o.OutputType, o.Data, o.Metadata})
+}
+
 // setupCell makes the checkout's module importable from the notebook: GoNB
 // builds each cell in a module of its own, so a go.work naming the checkout
 // (found from $GONB_DIR, the notebook's folder) and %goworkfix, which turns

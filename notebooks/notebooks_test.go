@@ -4,6 +4,7 @@ package notebooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/lessons"
+	_ "cudarepl/lessons/all"
+	"cudarepl/notebook"
 )
 
 // TestExecuteNotebooks runs every notebook through nbconvert and fails on
@@ -122,4 +126,63 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// TestNotebooksValid validates every generated and executed notebook
+// against the nbformat schema, with Debian's python3-nbformat (which
+// Jupyter itself uses to refuse a notebook).
+func TestNotebooksValid(t *testing.T) {
+	python := nbformatPython()
+	if python == "" {
+		t.Skip("python3 with nbformat not found: install Debian's python3-nbformat to validate the notebooks")
+	}
+	files, _ := filepath.Glob("*.ipynb")
+	executed, _ := filepath.Glob("executed/*.ipynb")
+	for _, f := range append(files, executed...) {
+		out, err := exec.Command(python, "-c", `import sys, nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)`, f).CombinedOutput()
+		if err != nil {
+			t.Errorf("%s is not a valid notebook: %v\n%s", f, err, tail(string(out), 1500))
+		}
+	}
+}
+
+// nbformatPython is a python3 that can import nbformat: the one on PATH,
+// else Debian's; "" where neither can.
+func nbformatPython() string {
+	if gpu.Hidden("jupyter") {
+		return ""
+	}
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import nbformat").Run() == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestExecutedByRunValid: a notebook that "cudarepl notebooks run"
+// executes (here in replay, without a GPU) is a valid notebook too.
+func TestExecutedByRunValid(t *testing.T) {
+	python := nbformatPython()
+	if python == "" {
+		t.Skip("python3 with nbformat not found: install Debian's python3-nbformat to validate the notebooks")
+	}
+	src, err := os.ReadFile("02-vector-add.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &lessons.Env{NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), Workspace: t.TempDir()}
+	out, err := notebook.Run(src, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "executed.ipynb")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := exec.Command(python, "-c", "import sys, nbformat; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))", path).CombinedOutput(); err != nil {
+		t.Errorf("the executed notebook is not valid: %v\n%s", err, tail(string(log), 1500))
+	}
 }
