@@ -360,8 +360,9 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	if err != nil {
 		return err
 	}
+	rs = env.withPeaks(p, rs)
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
-	env.PrintTable(benchTable(rs))
+	env.PrintTable(benchTable(p, rs))
 	if !anyMeasured(rs) {
 		return nil // nothing to draw; the table says why
 	}
@@ -492,13 +493,27 @@ func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 // one size draws bars, one per impl. A size that did not fit is a cross
 // along the x axis.
 func (s Sweep) Figure(p *Problem, rs []Result) plots.Figure {
+	// The references: each peak of the results (one per precision), and
+	// for a memory-bound problem the copy measured in the same run; a
+	// library baseline is a series of its own.
 	ceiling := func() []plots.Ceiling {
+		var cs []plots.Ceiling
+		seen := map[string]bool{}
 		for _, r := range rs {
-			if r.Measured() && r.Ceiling > 0 {
-				return []plots.Ceiling{{Name: fmt.Sprintf("%s, %.0f %s (measured)", r.CeilingName, r.Ceiling, r.Unit), Value: r.Ceiling}}
+			if !r.Measured() {
+				continue
+			}
+			if r.Peak > 0 && !seen[r.PeakName] {
+				seen[r.PeakName] = true
+				name, _, _ := strings.Cut(r.PeakName, ",")
+				cs = append(cs, plots.Ceiling{Name: fmt.Sprintf("%s, %.0f %s (from the GPU's attributes)", name, r.Peak, r.Unit), Value: r.Peak, Peak: true})
+			}
+			if p.Ceiling != "" && r.Ceiling > 0 && !seen["baseline"] {
+				seen["baseline"] = true
+				cs = append(cs, plots.Ceiling{Name: fmt.Sprintf("%s, %.0f %s (measured)", r.CeilingName, r.Ceiling, r.Unit), Value: r.Ceiling})
 			}
 		}
-		return nil
+		return cs
 	}
 	if len(s.Blocks) == 0 && oneSize(rs) {
 		b := plots.Bars{

@@ -121,16 +121,19 @@ func TestSizeString(t *testing.T) {
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestBenchTableGolden(t *testing.T) {
+	p := &Problem{Name: "vector add", Unit: "GB/s", Ceiling: CeilingCopy}
 	rs := []Result{
-		{Variant: "vadd_v1", Size: "n=67108864", Block: 256, MedianMs: 0.3012, Throughput: 2673.5, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy", PeakMem: 805310464},
-		{Variant: "cuBLAS fp32", Size: "4096×4096×4096", MedianMs: 2.7251, Throughput: 50.4, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy"},
+		{Variant: "vadd_v1", Size: "n=67108864", Block: 256, MedianMs: 0.3012, Throughput: 2673.5, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy", PeakMem: 805310464,
+			Peak: 3352.3, PeakName: "DRAM bandwidth, 2 × 2619 MHz memory clock × 5120-bit bus"},
+		{Variant: "vadd_v3", Size: "n=67108864", Block: 256, MedianMs: 0.2690, Throughput: 2993.8, Unit: "GB/s", Ceiling: 2918.8, CeilingName: "device-to-device copy", PeakMem: 805310464,
+			Peak: 3352.3, PeakName: "DRAM bandwidth, 2 × 2619 MHz memory clock × 5120-bit bus"},
 	}
 	var b bytes.Buffer
-	benchTable(rs).Write(&b)
+	benchTable(p, rs).Write(&b)
 	checkTable([]Result{{Variant: "vadd_v1", Size: "n=1023", MaxRelErr: 5.9e-8, Tolerance: 1e-5, Passed: true}, {Variant: "vadd_v2", Size: "n=3", MaxRelErr: math.Inf(1), Tolerance: 1e-5}}).Write(&b)
 	golden(t, "tables.golden", b.Bytes())
-	html := benchTable(rs).HTML()
-	for _, want := range []string{`<th style="text-align:right">GB/s</th>`, `<td style="text-align:left">vadd_v1</td>`, "<p>ceiling: device-to-device copy"} {
+	html := benchTable(p, rs).HTML()
+	for _, want := range []string{`<th style="text-align:right">GB/s</th>`, `<td style="text-align:left">vadd_v1</td>`, "<p>baseline: device-to-device copy", "<p>peak: 3352 GB/s, the DRAM bandwidth"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML table lacks %q:\n%s", want, html)
 		}

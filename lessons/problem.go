@@ -37,6 +37,9 @@ type Impl struct {
 	// Arch, if set, is the one architecture the impl's kernel runs on, e.g.
 	// "sm_90a" for Hopper's wgmma; elsewhere it is refused.
 	Arch string
+	// Peak, if set, is the resource bounding this impl where it differs
+	// from the problem's, e.g. gpu.PeakFP8 for an FP8 product.
+	Peak string
 }
 
 // refuses returns why impl cannot run size s on env's GPU, or nil.
@@ -61,7 +64,20 @@ type Problem struct {
 	Name       string // e.g. "vector add"
 	DType      string // e.g. "float32"
 	Unit       string // "GB/s" or "TFLOP/s"
-	Ceiling    string // the measured ceiling results are compared with: "copy", "sgemm"
+
+	// Every result is shown beside two references. Peak names the
+	// resource whose peak, computed from the GPU's attributes, bounds the
+	// throughput: gpu.PeakDRAM, or a precision such as gpu.PeakFP16 (an
+	// impl's own Peak overrides it). No result can pass it. The measured
+	// baseline is what this GPU reaches doing the same work another way,
+	// which a good kernel may beat: for a memory-bound problem the
+	// device-to-device copy (Ceiling: CeilingCopy, measured once a
+	// session); otherwise the library impl named Baseline, at the same
+	// size.
+	Peak     string
+	Ceiling  string
+	Baseline string
+
 	CheckSizes []Size // include sizes that are not multiples of any block size
 	Impls      []Impl // in ladder order, library baselines last
 

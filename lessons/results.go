@@ -36,8 +36,10 @@ type Result struct {
 	Unit        string  `json:"unit,omitempty"`       // "GB/s" or "TFLOP/s"
 	PeakMem     int64   `json:"peak_mem_bytes,omitempty"`
 	Workspace   int64   `json:"workspace_bytes,omitempty"` // scratch memory a library call asked for
-	Ceiling     float64 `json:"ceiling,omitempty"`         // in Unit, measured in the same run
+	Ceiling     float64 `json:"ceiling,omitempty"`         // in Unit, measured in the same run: the baseline of a memory-bound problem
 	CeilingName string  `json:"ceiling_name,omitempty"`
+	Peak        float64 `json:"peak,omitempty"`      // in Unit: the GPU's peak for the resource, from its attributes
+	PeakName    string  `json:"peak_name,omitempty"` // which peak, and how it was computed
 
 	MaxRelErr float64 `json:"max_rel_err,omitempty"` // checks: worst |out − ref| / (|ref| + 1)
 	Tolerance float64 `json:"tolerance,omitempty"`

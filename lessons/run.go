@@ -170,11 +170,14 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if !ok {
 		return r, nil
 	}
-	ceil, err := ceiling()
-	if err != nil {
-		return r, err
+	if p.Ceiling != "" {
+		ceil, err := ceiling()
+		if err != nil {
+			return r, err
+		}
+		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
 	}
-	r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	r.Peak, r.PeakName = p.peak(impl, env.Dev.Info())
 	free0, _, _ := env.Dev.MemInfo()
 	c, err := p.Setup(env, s)
 	if err != nil {

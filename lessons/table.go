@@ -19,6 +19,15 @@ type Table struct {
 
 func (t *Table) add(cells ...string) { t.Rows = append(t.Rows, cells) }
 
+// dropColumn removes column i.
+func (t *Table) dropColumn(i int) {
+	t.Headers = append(t.Headers[:i:i], t.Headers[i+1:]...)
+	t.Right = append(t.Right[:i:i], t.Right[i+1:]...)
+	for j, r := range t.Rows {
+		t.Rows[j] = append(r[:i:i], r[i+1:]...)
+	}
+}
+
 // Write prints t with aligned columns.
 func (t *Table) Write(w io.Writer) {
 	widths := make([]int, len(t.Headers))
@@ -88,16 +97,20 @@ func align(right bool) string {
 	return "left"
 }
 
-// benchTable lists bench results: time, throughput and share of the
-// ceiling. A size that did not run says why in place of its figures.
-func benchTable(rs []Result) *Table {
+// benchTable lists bench results of p: time, throughput, its share of the
+// GPU's peak (which nothing passes) and its ratio to the measured baseline
+// (which a good kernel may beat). A size that did not run says why in
+// place of its figures.
+func benchTable(p *Problem, rs []Result) *Table {
 	unit := rs[0].Unit
 	t := &Table{
-		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of ceiling", "memory (MiB)"},
-		Right:   []bool{false, false, true, true, true, true, true},
+		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of peak", "× baseline", "memory (MiB)"},
+		Right:   []bool{false, false, true, true, true, true, true, true},
 	}
-	var ceil *Result
-	for i, r := range rs {
+	var peaks []string
+	beat, best := 0, 0.0
+	baseNote := ""
+	for _, r := range rs {
 		block := "—"
 		if r.Block > 0 {
 			block = fmt.Sprint(r.Block)
@@ -107,30 +120,69 @@ func benchTable(rs []Result) *Table {
 			if r.NeedMem > 0 {
 				mem = fmt.Sprintf("needs %.1f", float64(r.NeedMem)/(1<<20))
 			}
-			t.add(r.Variant, r.Size, block, outcomeLabel(r), "—", "—", mem)
+			t.add(r.Variant, r.Size, block, outcomeLabel(r), "—", "—", "—", mem)
 			continue
 		}
-		if ceil == nil && r.CeilingName != "" {
-			ceil = &rs[i]
+		if r.PeakName != "" {
+			if note := fmt.Sprintf("peak: %.0f %s, the %s", r.Peak, unit, r.PeakName); !containsString(peaks, note) {
+				peaks = append(peaks, note)
+			}
+		}
+		times := "—"
+		if b, name := baseline(p, rs, r); b > 0 {
+			times = fmt.Sprintf("%.2f", r.Throughput/b)
+			if r.Throughput > b {
+				beat++
+				best = max(best, r.Throughput/b)
+			}
+			if baseNote == "" {
+				baseNote = "baseline: " + name
+				if p.Ceiling != "" {
+					baseNote += fmt.Sprintf(", %.1f %s, measured in the same run", b, unit)
+				} else {
+					baseNote += " at the same size, measured in the same run"
+				}
+			}
 		}
 		t.add(r.Variant, r.Size, block, fmt.Sprintf("%.1f", r.MedianMs*1e3), fmt.Sprintf("%.1f", r.Throughput),
-			pct(r.OfCeiling()), fmt.Sprintf("%.1f", float64(r.PeakMem)/(1<<20)))
+			pct(r.OfPeak()), times, fmt.Sprintf("%.1f", float64(r.PeakMem)/(1<<20)))
 	}
-	if ceil != nil {
-		t.Notes = append(t.Notes, fmt.Sprintf("ceiling: %s, %.1f %s, measured in the same run", ceil.CeilingName, ceil.Ceiling, unit))
+	if baseNote == "" { // no row has a baseline: leave the column out
+		t.dropColumn(6)
 	}
-	over, worst := 0, 0.0
+	t.Notes = append(t.Notes, peaks...)
 	for _, r := range rs {
-		if f := r.OfCeiling(); f > 1.02 {
-			over++
-			worst = max(worst, f)
+		if r.OfPeak() > 1 {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s at %s passes the GPU's peak, which cannot be: %s is wrong for this GPU", r.Variant, r.Size, PeakTable))
 		}
 	}
-	if over > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("note: %d of these exceed the ceiling, by up to %.0f%%. A ceiling is one measurement, in one precision at one size: clocks and sizes move it by a few per cent, and a faster precision passes it.", over, 100*(worst-1)))
+	if baseNote != "" {
+		t.Notes = append(t.Notes, baseNote)
+	}
+	if beat > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("%d of these beat the baseline, by up to %.0f%%: a baseline is what this GPU reaches another way, not a limit; the peak is the limit.", beat, 100*(best-1)))
 	}
 	t.Notes = append(t.Notes, whyNotRun(rs)...)
 	return t
+}
+
+// baseline is the measured baseline r is compared with, and its name: the
+// copy measured in the same run for a memory-bound problem, else p's
+// library impl at r's size; 0 where there is none (the library impl
+// itself, or a size the library did not run).
+func baseline(p *Problem, rs []Result, r Result) (float64, string) {
+	if p.Ceiling != "" && r.Ceiling > 0 {
+		return r.Ceiling, r.CeilingName
+	}
+	if p.Baseline == "" || r.Variant == p.Baseline {
+		return 0, ""
+	}
+	for _, b := range rs {
+		if b.Variant == p.Baseline && b.Size == r.Size && b.Measured() {
+			return b.Throughput, b.Variant
+		}
+	}
+	return 0, ""
 }
 
 // outcomeLabel is the short word a table shows for a result that did not

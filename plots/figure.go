@@ -42,10 +42,21 @@ type Series struct {
 // Point is one x, y pair.
 type Point struct{ X, Y float64 }
 
-// Ceiling is a measured limit, drawn as a dashed line across the figure.
+// Ceiling is a reference drawn as a line across the figure: a measured
+// baseline (dashed red), or the GPU's peak (dotted black), which no result
+// can pass.
 type Ceiling struct {
 	Name  string // e.g. "device-to-device copy (measured)"
 	Value float64
+	Peak  bool
+}
+
+// ceilingLine is the style of c's line.
+func ceilingLine(c Ceiling) (color.Color, []vg.Length) {
+	if c.Peak {
+		return color.Black, []vg.Length{vg.Points(2), vg.Points(2)}
+	}
+	return ceilingRed, []vg.Length{vg.Points(10), vg.Points(4)}
 }
 
 // Bars is a figure of one value per group and series, such as each kernel
@@ -288,9 +299,8 @@ func (f Lines) Plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color = ceilingRed
+		line.Color, line.Dashes = ceilingLine(c)
 		line.Width = vg.Points(1.2)
-		line.Dashes = []vg.Length{vg.Points(10), vg.Points(4)}
 		p.Add(line)
 		p.Legend.Add(c.Name, line)
 		maxY = math.Max(maxY, c.Value)
@@ -398,8 +408,7 @@ func (b Bars) Plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color = ceilingRed
-		line.Dashes = []vg.Length{vg.Points(10), vg.Points(4)}
+		line.Color, line.Dashes = ceilingLine(c)
 		p.Add(line)
 		p.Legend.Add(c.Name, line)
 		maxY = math.Max(maxY, c.Value)

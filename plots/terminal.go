@@ -94,7 +94,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 	for _, c := range f.Ceilings {
 		r := ypos(c.Value)
 		for x := range grid[r] {
-			grid[r][x] = '┈'
+			grid[r][x] = ceilingRune(c)
 		}
 	}
 	for i, s := range f.Series {
@@ -105,7 +105,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 				for x := x0 + 1; x < x1; x++ {
 					t := float64(x-x0) / float64(x1-x0)
 					r := ypos(s.Y[j-1] + t*(s.Y[j]-s.Y[j-1]))
-					if grid[r][x] == ' ' || grid[r][x] == '┈' {
+					if grid[r][x] == ' ' || grid[r][x] == '┈' || grid[r][x] == '╌' {
 						grid[r][x] = '·'
 					}
 				}
@@ -150,13 +150,21 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 		legend = append(legend, fmt.Sprintf("%c %s", markers[i%len(markers)], s.Name))
 	}
 	for _, c := range f.Ceilings {
-		legend = append(legend, "┈ "+c.Name)
+		legend = append(legend, string(ceilingRune(c))+" "+c.Name)
 	}
 	if oom {
 		legend = append(legend, "× out of memory")
 	}
 	fmt.Fprintf(w, "%*s  %s\n", margin-1, "", strings.Join(legend, "   "))
 	return nil
+}
+
+// ceilingRune draws a measured baseline ┈ and a peak ╌.
+func ceilingRune(c Ceiling) rune {
+	if c.Peak {
+		return '╌'
+	}
+	return '┈'
 }
 
 // eighths draws the fractional end of a bar.

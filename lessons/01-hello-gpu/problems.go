@@ -14,7 +14,7 @@ const poison16 = 0x7e007e00 // two fp16 NaNs
 // copyProblem is a device-to-device copy of n bytes (n a multiple of 4).
 func copyProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "device-to-device copy", DType: "bytes", Unit: "GB/s", Ceiling: lessons.CeilingCopy,
+		Name: "device-to-device copy", DType: "bytes", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{4}, {4000}, {1<<20 + 12}},
 		Impls:      []lessons.Impl{{Name: "cuMemcpyDtoD", Summary: "the driver's copy engine path", Library: true}},
 		Setup:      setupCopy,
@@ -101,12 +101,12 @@ func (c *copyCase) Free() {
 // gemmProblem is C = A·B through cuBLAS in three precisions.
 func gemmProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "cuBLAS GEMM", DType: "fp32/tf32/fp16", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
+		Name: "cuBLAS GEMM", DType: "fp32/tf32/fp16", Unit: "TFLOP/s",
 		CheckSizes: []lessons.Size{{1000, 1003, 517}, {17, 33, 65}},
 		Impls: []lessons.Impl{
-			{Name: "cuBLAS fp32", Summary: "fp32 on the CUDA cores", Library: true},
-			{Name: "cuBLAS tf32", Summary: "fp32 data, tensor cores with inputs rounded to TF32", Library: true},
-			{Name: "cuBLAS fp16", Summary: "fp16 data on tensor cores, fp32 accumulation", Library: true},
+			{Name: "cuBLAS fp32", Summary: "fp32 on the CUDA cores", Library: true, Peak: gpu.PeakFP32},
+			{Name: "cuBLAS tf32", Summary: "fp32 data, tensor cores with inputs rounded to TF32", Library: true, Peak: gpu.PeakTF32},
+			{Name: "cuBLAS fp16", Summary: "fp16 data on tensor cores, fp32 accumulation", Library: true, Peak: gpu.PeakFP16},
 		},
 		Setup:  setupGEMM,
 		Memory: gemmMemory,

@@ -11,7 +11,7 @@ import (
 // index in the block and its SM.
 func whereProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "where am I", DType: "int32", Unit: "GB/s", Ceiling: lessons.CeilingCopy,
+		Name: "where am I", DType: "int32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1}, {100}, {2048}, {100003}},
 		Impls:      []lessons.Impl{{Name: "where_am_i", Summary: "one thread per element, guarded", Block: 128}},
 		Setup:      setupWhere,

@@ -61,7 +61,7 @@ func init() {
 // problem is c = a + b on float32 vectors, with the ladder of vector_add.cu.
 func problem() *lessons.Problem {
 	p := &lessons.Problem{
-		Name: "vector add", DType: "float32", Unit: "GB/s", Ceiling: lessons.CeilingCopy,
+		Name: "vector add", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1}, {3}, {1000}, {1023}, {1<<20 + 7}},
 		Setup:      setup,
 		Memory:     memory,

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 
+	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
 
@@ -75,7 +76,7 @@ var tiles = map[string][2]int{
 // problem is C = A·B in fp32 with the ladder of matmul.cu and cuBLAS.
 func problem() *lessons.Problem {
 	p := &lessons.Problem{
-		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
+		Name: "fp32 matmul", DType: "float32", Unit: "TFLOP/s", Peak: gpu.PeakFP32, Baseline: "cuBLAS",
 		CheckSizes: []lessons.Size{{1, 1, 1}, {17, 33, 65}, {33, 36, 44}, {1000, 1003, 517}, {1000, 1004, 516}},
 		Setup:      setup,
 		Memory:     lessons.MatmulMemory(4, 4),

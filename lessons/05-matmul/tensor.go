@@ -13,7 +13,7 @@ import (
 // bf16 problem runs the best version only, matmul_tc_v3_bf16.
 func tensorProblem(bf16 bool) *lessons.Problem {
 	p := &lessons.Problem{
-		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
+		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16, Baseline: "cuBLAS fp16",
 		Kernels:    "matmul_tc.cu",
 		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {24, 40, 72}, {1000, 1003, 517}, {1000, 1000, 520}},
 		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
@@ -22,7 +22,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 	}
 	impls := lessons.LadderImpls(p.Kernels)
 	if bf16 {
-		p.Name, p.DType = "bf16 matmul (tensor cores)", "bfloat16"
+		p.Name, p.DType, p.Peak, p.Baseline = "bf16 matmul (tensor cores)", "bfloat16", gpu.PeakBF16, "cuBLAS bf16"
 		impls = []lessons.Impl{{Name: "matmul_tc_v3_bf16", Summary: "matmul_tc_v3 with bf16 inputs and output"}}
 	}
 	for _, im := range impls {

@@ -53,7 +53,7 @@ func init() {
 
 func problem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "batched fp32 GEMM", DType: "float32", Unit: "TFLOP/s", Ceiling: lessons.CeilingSGEMM,
+		Name: "batched fp32 GEMM", DType: "float32", Unit: "TFLOP/s", Peak: gpu.PeakFP32, Baseline: cublasBatched,
 		CheckSizes: []lessons.Size{{3, 17, 33, 65}, {40, 100, 101, 37}, {5, 30, 36, 44}, {3, 100, 104, 36}, {1, 70, 68, 40}},
 		Impls: []lessons.Impl{
 			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},

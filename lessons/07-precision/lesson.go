@@ -24,14 +24,15 @@ type format struct {
 	compute gpu.Compute
 	tol     float64
 	bits    string // sign/exponent/mantissa
+	peak    string // the GPU's peak that bounds it
 }
 
 var formats = []format{
-	{"fp32", gpu.FP32, gpu.FP32, gpu.Compute32F, 1e-5, "1/8/23"},
-	{"tf32", gpu.FP32, gpu.FP32, gpu.Compute32FFastTF32, 1e-2, "1/8/10 in the tensor cores"},
-	{"fp16", gpu.FP16, gpu.FP16, gpu.Compute32F, 1e-2, "1/5/10"},
-	{"bf16", gpu.BF16, gpu.BF16, gpu.Compute32F, 1e-2, "1/8/7"},
-	{"fp8 e4m3", gpu.FP8E4M3, gpu.BF16, gpu.Compute32F, 1e-1, "1/4/3"},
+	{"fp32", gpu.FP32, gpu.FP32, gpu.Compute32F, 1e-5, "1/8/23", gpu.PeakFP32},
+	{"tf32", gpu.FP32, gpu.FP32, gpu.Compute32FFastTF32, 1e-2, "1/8/10 in the tensor cores", gpu.PeakTF32},
+	{"fp16", gpu.FP16, gpu.FP16, gpu.Compute32F, 1e-2, "1/5/10", gpu.PeakFP16},
+	{"bf16", gpu.BF16, gpu.BF16, gpu.Compute32F, 1e-2, "1/8/7", gpu.PeakBF16},
+	{"fp8 e4m3", gpu.FP8E4M3, gpu.BF16, gpu.Compute32F, 1e-1, "1/4/3", gpu.PeakFP8},
 }
 
 func formatOf(name string) (format, error) {
@@ -62,14 +63,14 @@ func init() {
 
 func problem() *lessons.Problem {
 	p := &lessons.Problem{
-		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s", Ceiling: lessons.CeilingHGEMM,
+		Name: "GEMM by precision", DType: "fp32…fp8", Unit: "TFLOP/s",
 		CheckSizes: []lessons.Size{{48, 32, 64}, {1000, 1003, 517}, {1024, 1008, 528}},
 		Setup:      setup,
 		Memory:     memory,
 		Work:       lessons.MatmulFLOPs,
 	}
 	for _, f := range formats {
-		im := lessons.Impl{Name: f.name, Summary: f.bits, Library: true}
+		im := lessons.Impl{Name: f.name, Summary: f.bits, Library: true, Peak: f.peak}
 		if f.in == gpu.FP8E4M3 {
 			im.Summary += ", cuBLASLt"
 			im.Requires = func(s lessons.Size) error {

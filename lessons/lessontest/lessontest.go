@@ -69,6 +69,9 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 	if !strings.Contains(out.String(), "replayed from") {
 		t.Errorf("%s: replay output never says it is replayed:\n%s", l.Slug, out.String())
 	}
+	if strings.Contains(out.String(), "passes the GPU's peak") {
+		t.Errorf("%s: a recorded result passes the GPU's peak:\n%s", l.Slug, out.String())
+	}
 }
 
 // Planted judges each of l's planted kernels as far as a machine without

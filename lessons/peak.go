@@ -1,0 +1,84 @@
+package lessons
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"cudarepl/gpu"
+)
+
+// PeakTable is where the peaks per SM and clock come from, for messages.
+const PeakTable = "the table of peaks in gpu/peak.go"
+
+// peakNames says what each resource's peak is, for tables and figures.
+var peakNames = map[string]string{
+	gpu.PeakDRAM: "DRAM bandwidth",
+	gpu.PeakFP32: "FP32 peak (CUDA cores)",
+	gpu.PeakTF32: "TF32 tensor-core peak",
+	gpu.PeakFP16: "FP16 tensor-core peak",
+	gpu.PeakBF16: "BF16 tensor-core peak",
+	gpu.PeakFP8:  "FP8 tensor-core peak",
+}
+
+// peak is the peak bounding impl of p on the GPU info describes, in p's
+// unit, with what it is and how it was computed; 0 and "" where the GPU's
+// attributes do not give it.
+func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (float64, string) {
+	res := p.Peak
+	if impl.Peak != "" {
+		res = impl.Peak
+	}
+	if res == "" {
+		return 0, ""
+	}
+	rate, how, ok := info.Peak(res)
+	if !ok {
+		return 0, ""
+	}
+	return p.units(rate), fmt.Sprintf("%s, %s", peakNames[res], how)
+}
+
+// withPeaks fills in the peak of results recorded before results carried
+// one, from the GPU they ran on: this session's, or the one recorded with
+// the course.
+func (e *Env) withPeaks(p *Problem, rs []Result) []Result {
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		out[i] = r
+		if r.Peak > 0 || !r.Measured() {
+			continue
+		}
+		info, ok := e.deviceNamed(r.GPU)
+		if !ok {
+			continue
+		}
+		im, _ := p.impl(r.Variant)
+		out[i].Peak, out[i].PeakName = p.peak(im, info)
+	}
+	return out
+}
+
+// deviceNamed describes the GPU called name: this session's, or one
+// recorded with any lesson of the course.
+func (e *Env) deviceNamed(name string) (gpu.DeviceInfo, bool) {
+	if e.Live() && e.Dev.Info().Name == name {
+		return e.Dev.Info(), true
+	}
+	for _, l := range All() {
+		for _, r := range l.recorded.Results {
+			var info gpu.DeviceInfo
+			if r.Kind == "device" && r.Variant == name && json.Unmarshal([]byte(r.Detail), &info) == nil {
+				return info, true
+			}
+		}
+	}
+	return gpu.DeviceInfo{}, false
+}
+
+// OfPeak is Throughput as a share of Peak, 0 where there is none.
+func (r Result) OfPeak() float64 {
+	if r.Peak <= 0 {
+		return 0
+	}
+	return r.Throughput / r.Peak
+}
