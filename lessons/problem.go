@@ -61,9 +61,9 @@ var archNames = map[string]string{
 // Problem is what a lesson's kernels compute, how to check it and how much
 // work it is.
 type Problem struct {
-	Name       string // e.g. "vector add"
-	DType      string // e.g. "float32"
-	Unit       string // "GB/s" or "TFLOP/s"
+	Name  string // e.g. "vector add"
+	DType string // e.g. "float32"
+	Unit  string // "GB/s" or "TFLOP/s"
 
 	// Every result is shown beside two references. Peak names the
 	// resource whose peak, computed from the GPU's attributes, bounds the
