@@ -38,3 +38,16 @@ extern "C" __global__ void relu_h(unsigned short* y, long long n) {
         *reinterpret_cast<uint4*>(&y[i]) = v;
     }
 }
+
+// bias_relu_nhwc does both steps in one pass, as a framework's fused
+// elementwise kernel would: y crosses memory once more after the
+// convolution (read and written here), not twice.
+extern "C" __global__ void bias_relu_nhwc(unsigned short* y, const unsigned short* b, long long n, int K) {
+    for (long long i = 8 * ((long long)blockIdx.x * blockDim.x + threadIdx.x); i < n; i += 8LL * gridDim.x * blockDim.x) {
+        uint4 v = *reinterpret_cast<uint4*>(&y[i]);
+        unsigned short* h = reinterpret_cast<unsigned short*>(&v);
+        int c = (int)(i % K);
+        for (int j = 0; j < 8; j++) h[j] = f2h(fmaxf(h2f(h[j]) + h2f(b[c + j]), 0.0f));
+        *reinterpret_cast<uint4*>(&y[i]) = v;
+    }
+}

@@ -82,7 +82,7 @@ func (c *whereCase) Check() (lessons.CheckStats, error) {
 			}
 		}
 	}
-	if _, err := checkWhere(got[0][:c.n], got[1][:c.n], got[2][:c.n], c.block, c.env.Dev.Info().SMs); err != nil {
+	if _, err := checkWhere(got[0][:c.n], got[1][:c.n], got[2][:c.n], c.block); err != nil {
 		return st, err
 	}
 	c.sms = got[2][:c.n]

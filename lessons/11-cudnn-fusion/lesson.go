@@ -24,10 +24,11 @@ var benchShape = lessons.Size{32, 64, 112, 112, 64}
 
 // The ways to run the layer, as impls.
 const (
-	convAlone = "conv alone"
-	unfused   = "unfused: conv, bias, ReLU"
-	fused     = "fused graph"
-	autotuned = "fused graph, autotuned"
+	convAlone  = "conv alone"
+	unfused    = "unfused: conv, bias, ReLU"
+	unfusedOne = "unfused: conv, bias+ReLU"
+	fused      = "fused graph"
+	autotuned  = "fused graph, autotuned"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 11, Slug: "cudnn-fusion", Markdown: markdown, Kernels: "bias_relu.cu", Problem: problem(), Results: results,
 		Actions: map[string]lessons.Action{
-			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h"}},
+			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
 			"The fused graph":       lessons.Run{Name: "show", F: showGraph},
 			"Check":                 lessons.CheckStep{},
 			"Fused against unfused": fusedOrNot,
@@ -60,6 +61,7 @@ func problem() *lessons.Problem {
 		Impls: []lessons.Impl{
 			{Name: convAlone, Summary: "the convolution only, for reference: the floor for the whole layer", Library: true},
 			{Name: unfused, Summary: "a conv graph, then bias_add_nhwc, then relu_h: y crosses memory five times", Library: true},
+			{Name: unfusedOne, Summary: "a conv graph, then bias_relu_nhwc, one elementwise kernel: y crosses memory three times", Library: true},
 			{Name: fused, Summary: "one graph, bias and ReLU applied in the convolution's epilogue (heuristics' first plan)", Library: true},
 			{Name: autotuned, Summary: "the same graph, every candidate plan timed and the fastest kept", Library: true},
 		},
@@ -77,6 +79,7 @@ type fcase struct {
 	data      *lessons.ConvData
 	buf       *lessons.ConvBuffers
 	bias, act gpu.Kernel
+	biasAct   gpu.Kernel // bias and ReLU in one pass
 	last      string
 }
 
@@ -96,6 +99,9 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	if c.act, err = env.Kernel(src, "relu_h"); err != nil {
 		return nil, err
 	}
+	if c.biasAct, err = env.Kernel(src, "bias_relu_nhwc"); err != nil {
+		return nil, err
+	}
 	if c.buf, err = c.data.Upload(env.Dev, gpu.FP16, true); err != nil {
 		return nil, err
 	}
@@ -113,16 +119,21 @@ func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	switch impl.Name {
 	case convAlone, fused, autotuned:
 		return []gpu.Op{op}, nil
+	}
+	n := int64(c.s.N * c.s.K * c.s.H * c.s.W)
+	// Two full waves of blocks (each SM holds MaxThreadsPerSM/256 of them),
+	// each thread striding over 8 channels at a time.
+	info := c.env.Dev.Info()
+	grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 2*info.SMs*info.MaxThreadsPerSM/256))
+	biasArgs := []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Ptr(c.buf.Bias), gpu.Int64(n), gpu.Int32(int32(c.s.K))}
+	switch impl.Name {
 	case unfused:
-		n := int64(c.s.N * c.s.K * c.s.H * c.s.W)
-		// Two full waves of blocks (each SM holds MaxThreadsPerSM/256 of
-		// them), each thread striding over 8 channels at a time.
-		info := c.env.Dev.Info()
-		grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 2*info.SMs*info.MaxThreadsPerSM/256))
 		return []gpu.Op{op,
-			gpu.Launch{Kernel: c.bias, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Ptr(c.buf.Bias), gpu.Int64(n), gpu.Int32(int32(c.s.K))}},
+			gpu.Launch{Kernel: c.bias, Grid: grid, Block: gpu.Dim(256), Args: biasArgs},
 			gpu.Launch{Kernel: c.act, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Int64(n)}},
 		}, nil
+	case unfusedOne:
+		return []gpu.Op{op, gpu.Launch{Kernel: c.biasAct, Grid: grid, Block: gpu.Dim(256), Args: biasArgs}}, nil
 	}
 	return nil, fmt.Errorf("conv + bias + ReLU has no variant %q", impl.Name)
 }
@@ -149,7 +160,7 @@ func showGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
 
 // traffic is the global-memory traffic of each way, predicted: x, w and the
 // bias read once, y written once; unfused, the bias and the ReLU kernels each
-// read and write y again.
+// read and write y again, or the one bias+ReLU kernel does once.
 func traffic(s lessons.ConvShape, impl string) int64 {
 	x, w, y := int64(2*s.N*s.C*s.H*s.W), int64(2*s.K*s.C*9), int64(2*s.N*s.K*s.H*s.W)
 	switch impl {
@@ -157,6 +168,8 @@ func traffic(s lessons.ConvShape, impl string) int64 {
 		return x + w + y
 	case unfused:
 		return x + w + y + 2*y + 2*y + int64(2*s.K)
+	case unfusedOne:
+		return x + w + y + 2*y + int64(2*s.K)
 	}
 	return x + w + y + int64(2*s.K)
 }

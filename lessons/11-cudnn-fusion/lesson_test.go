@@ -18,6 +18,9 @@ func TestTraffic(t *testing.T) {
 	if d := traffic(s, unfused) - traffic(s, fused); d != 4*y {
 		t.Errorf("unfused moves %d bytes more than fused, want 4·y = %d", d, 4*y)
 	}
+	if d := traffic(s, unfusedOne) - traffic(s, fused); d != 2*y {
+		t.Errorf("one bias+ReLU kernel moves %d bytes more than fused, want 2·y = %d", d, 2*y)
+	}
 	if d := traffic(s, fused) - traffic(s, convAlone); d != int64(2*s.K) {
 		t.Errorf("fused moves %d bytes more than the conv alone, want the bias, %d", d, 2*s.K)
 	}
