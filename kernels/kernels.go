@@ -80,30 +80,47 @@ func Ladder(src gpu.Source) ([]Version, error) {
 	return out, nil
 }
 
-// Function returns the source of the kernel name in src: the comment block
+// Function returns the source of the kernel name in src, or of the
+// __device__ function of that name: the comment block (and template line)
 // right above it and its body up to the matching closing brace.
 func Function(src gpu.Source, name string) (string, error) {
 	lines := strings.Split(src.Code, "\n")
+	device := regexp.MustCompile(`__device__[^;{(]*\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	at := -1
 	for i, l := range lines {
-		d := kernelDecl.FindStringSubmatch(l)
-		if d == nil || d[1] != name {
-			continue
+		if d := kernelDecl.FindStringSubmatch(l); d != nil && d[1] == name {
+			at = i
+			break
 		}
-		start := i
-		for start > 0 && strings.HasPrefix(strings.TrimSpace(lines[start-1]), "//") {
-			start--
-		}
-		depth, seen := 0, false
-		for j := i; j < len(lines); j++ {
-			depth += strings.Count(lines[j], "{") - strings.Count(lines[j], "}")
-			seen = seen || strings.Contains(lines[j], "{")
-			if seen && depth == 0 {
-				return strings.Join(lines[start:j+1], "\n"), nil
+	}
+	if at < 0 {
+		for i, l := range lines {
+			if device.MatchString(l) {
+				at = i
+				break
 			}
 		}
-		return "", fmt.Errorf("kernels: %s: kernel %s has no closing brace", src.Name, name)
 	}
-	return "", fmt.Errorf("kernels: %s has no kernel %q", src.Name, name)
+	if at < 0 {
+		return "", fmt.Errorf("kernels: %s has no kernel %q", src.Name, name)
+	}
+	start := at
+	for start > 0 {
+		prev := strings.TrimSpace(lines[start-1])
+		if !strings.HasPrefix(prev, "//") && !strings.HasPrefix(prev, "template") {
+			break
+		}
+		start--
+	}
+	depth, seen := 0, false
+	for j := at; j < len(lines); j++ {
+		depth += strings.Count(lines[j], "{") - strings.Count(lines[j], "}")
+		seen = seen || strings.Contains(lines[j], "{")
+		if seen && depth == 0 {
+			return strings.Join(lines[start:j+1], "\n"), nil
+		}
+	}
+	return "", fmt.Errorf("kernels: %s: %s has no closing brace", src.Name, name)
 }
 
 // Names returns every __global__ kernel declared in src, in file order.

@@ -140,3 +140,16 @@ func TestSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionFindsDeviceFunctions: a step can show the __device__
+// function a kernel hands its work to, with its template line.
+func TestFunctionFindsDeviceFunctions(t *testing.T) {
+	src, err := Source("matmul_tc.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := Function(src, "tc_v3")
+	if err != nil || !strings.HasPrefix(body, "// tc_v3 is matmul_tc_v3") || !strings.Contains(body, "template <bool BF16>") || !strings.HasSuffix(body, "}") {
+		t.Errorf("Function(tc_v3) = %.200q…, %v", body, err)
+	}
+}

@@ -116,7 +116,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 			}
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
-		env.PrintTable(checkTable(rs))
+		env.showChecks(p, rs)
 		return compileOnly(env, l, p)
 	}
 	impls, err := a.impls(p)
@@ -143,7 +143,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.progress(total, total, "")
 	env.printf("%s, %s: every element checked against a float64 CPU reference\n", p.Name, env.source(out))
-	env.PrintTable(checkTable(out))
+	env.showChecks(p, out)
 	return firstErr
 }
 

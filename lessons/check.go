@@ -30,6 +30,10 @@ func (e *CheckError) Error() string {
 	for i, v := range e.Index {
 		idx[i] = fmt.Sprint(v)
 	}
+	if math.IsNaN(e.Got) || math.IsInf(e.Got, 0) {
+		return fmt.Sprintf("check: %s[%s] = %v, want %.7g (not finite: never written, or overflowed); %d of %d differ",
+			e.Name, strings.Join(idx, ","), e.Got, e.Want, e.Bad, e.Total)
+	}
 	return fmt.Sprintf("check: %s[%s] = %.7g, want %.7g (|diff| %.3g > tol %.3g); %d of %d differ",
 		e.Name, strings.Join(idx, ","), e.Got, e.Want, math.Abs(e.Got-e.Want), e.Tol, e.Bad, e.Total)
 }

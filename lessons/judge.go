@@ -22,6 +22,8 @@ type Submission struct {
 	// Like is the version the kernel is launched as and checked like;
 	// empty means the exercise's.
 	Like string
+	// Block is the threads per block it is launched with; Like's when 0.
+	Block int
 }
 
 // Verdict is what judging a learner's kernel found.
@@ -59,18 +61,19 @@ var ErrNeedsGPU = errors.New("judging a kernel needs a GPU; it compiled, which i
 // NVRTC that it could not be. The error is for a submission that cannot be
 // judged as asked: no such kernel, or no version to judge it like.
 func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
-	p := l.Problem
-	if p == nil {
-		return Verdict{}, fmt.Errorf("lessons: %s has nothing to check kernels against", l.Slug)
-	}
 	if s.Like == "" && l.Exercise != nil {
 		s.Like = l.Exercise.Like
 	}
 	if s.Like == "" {
 		return Verdict{}, fmt.Errorf("%s has no exercise: say which version to judge against with --like", l.Slug)
 	}
-	if _, err := p.impl(s.Like); err != nil {
+	p, err := l.findVariant(s.Like)
+	if err != nil {
 		return Verdict{}, err
+	}
+	if s.Block == 0 {
+		like, _ := p.impl(s.Like)
+		s.Block = like.block()
 	}
 	src := gpu.Source{Name: s.File, Code: s.Code}
 	sig, err := pickKernel(l, src, s.Kernel, s.Like)
@@ -100,7 +103,7 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		return e.verdict(v), nil
 	}
 	v.Judged = true
-	v.Results, v.Err = checkImpl(e, l, p, "check", Impl{Name: sig.Name, Like: s.Like}, k, 0, len(p.CheckSizes))
+	v.Results, v.Err = checkImpl(e, l, p, "check", Impl{Name: sig.Name, Like: s.Like, Block: s.Block}, k, 0, len(p.CheckSizes))
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(v.Results))
 	return e.verdict(v), nil

@@ -65,7 +65,7 @@ func TestCompare(t *testing.T) {
 		{"within tolerance", []float32{1.000001}, []float64{1}, []int{1}, ""},
 		{"one off, 1-D", []float32{1, 2.5, 3}, []float64{1, 2, 3}, []int{3}, "check: c[1] = 2.5, want 2 (|diff| 0.5 > tol 1e-05); 1 of 3 differ"},
 		{"2-D index", []float32{0, 0, 0, 0, 0, 12.5}, []float64{0, 0, 0, 0, 0, 12}, []int{2, 3}, "check: c[1,2] = 12.5, want 12"},
-		{"unwritten (NaN)", []float32{1, nan, nan}, []float64{1, 2, 3}, []int{3}, "check: c[1] = NaN, want 2 (|diff| NaN > tol 1e-05); 2 of 3 differ"},
+		{"unwritten (NaN)", []float32{1, nan, nan}, []float64{1, 2, 3}, []int{3}, "check: c[1] = NaN, want 2 (not finite: never written, or overflowed); 2 of 3 differ"},
 		{"length", []float32{1}, []float64{1, 2}, []int{2}, "check: c has 1 elements, want 2"},
 	}
 	for _, tt := range tests {
@@ -207,6 +207,20 @@ func TestFeatureArch(t *testing.T) {
 		}
 		if tt.want != "" && archNames[tt.want] == "" {
 			t.Errorf("archNames has no description of %s", tt.want)
+		}
+	}
+}
+
+func TestSizeArgRoundTrip(t *testing.T) {
+	for _, s := range []Size{{1 << 26}, {1000}, {4096, 4096, 4096}, {32, 64, 112, 112, 64}} {
+		got, err := ParseSizes([]string{SizeArg(s)})
+		if err != nil || len(got) != 1 || got[0].String() != s.String() {
+			t.Errorf("ParseSizes(SizeArg(%v) = %q) = %v, %v", s, SizeArg(s), got, err)
+		}
+	}
+	for _, bad := range []string{"2^y", "1e9", "", "0", "-4"} {
+		if _, err := ParseSizes([]string{bad}); err == nil {
+			t.Errorf("ParseSizes(%q) accepted it", bad)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package lessons
 import (
 	"fmt"
 	"html"
+	"math"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -260,12 +261,59 @@ func checkTable(rs []Result) *Table {
 	for _, r := range rs {
 		errCell, tolCell := "—", "—"
 		if r.Outcome == "" && r.Tolerance > 0 {
-			errCell, tolCell = fmt.Sprintf("%.1e", r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance)
+			errCell, tolCell = relErr(r.MaxRelErr), fmt.Sprintf("%.0e", r.Tolerance)
 		}
 		t.add(r.Variant, r.Size, errCell, tolCell, outcomeLabel(r))
 	}
 	t.Notes = whyNotRun(rs)
 	return t
+}
+
+// relErr writes a relative error; an output that held NaN or an infinity
+// reads "not finite", as the check's message says.
+func relErr(e float64) string {
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		return "not finite"
+	}
+	return fmt.Sprintf("%.1e", e)
+}
+
+// foldAt is how many check rows a table holds before a run that passed
+// throughout is shown as one line instead.
+const foldAt = 12
+
+// showChecks shows the checks rs of problem p: as a table, or where there
+// are many and none failed, as one summary line with the reasons for the
+// sizes that did not run; "run VARIANT" lists one version's checks.
+func (e *Env) showChecks(p *Problem, rs []Result) {
+	failed, variants, worst := false, []string{}, Result{}
+	for _, r := range rs {
+		failed = failed || r.Failed()
+		if !containsString(variants, r.Variant) {
+			variants = append(variants, r.Variant)
+		}
+		if r.Outcome == "" && r.Tolerance > 0 && (worst.Tolerance == 0 || r.MaxRelErr/r.Tolerance > worst.MaxRelErr/worst.Tolerance) {
+			worst = r
+		}
+	}
+	if failed || len(rs) <= foldAt {
+		e.PrintTable(checkTable(rs))
+		return
+	}
+	ran := 0
+	for _, r := range rs {
+		if r.Outcome == "" {
+			ran++
+		}
+	}
+	e.printf("%d of %d checks ran (%d versions), and every one passed", ran, len(rs), len(variants))
+	if worst.Tolerance > 0 {
+		e.printf(": the worst relative error, %s, is %s's at %s (tolerance %.0e)", relErr(worst.MaxRelErr), worst.Variant, worst.Size, worst.Tolerance)
+	}
+	e.printf(". 'run %s' lists one version's checks.\n", variants[0])
+	for _, n := range whyNotRun(rs) {
+		e.printf("%s\n", n)
+	}
 }
 
 func pct(f float64) string {

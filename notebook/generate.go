@@ -107,20 +107,67 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 	add("code", setupCell)
 	for i, s := range l.Steps {
 		add("markdown", fmt.Sprintf("## %s\n\n%s", s.Title, s.Prose))
-		if s.Action != nil && s.Action.Kind() != "exercise" {
-			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\nnotebook.Step(%q, %d)", l.Slug, i+1))
-		}
-		if s.Action != nil && s.Action.Kind() == "exercise" && l.Exercise != nil {
+		switch {
+		case s.Action == nil:
+		case s.Action.Kind() == "exercise" && l.Exercise != nil:
 			if strings.Contains(l.Exercise.Starter, "`") {
 				return nil, fmt.Errorf("notebook: %s: the exercise's starter holds a backquote, which cannot go in a Go raw string", l.Slug)
 			}
 			add("markdown", fmt.Sprintf("%s Edit the kernel in the Go string below and run the cell: it is compiled "+
-				"with NVRTC and judged exactly as `cudarepl check` judges it, against `%s`.", l.Exercise.Task, l.Exercise.Like))
+				"with NVRTC and judged exactly as `cudarepl check` judges it, against `%s`. The starter is expected to "+
+				"fail its checks until the TODOs are done.", l.Exercise.Task, l.Exercise.Like))
 			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\nkernel := `%s`\nnotebook.Check(%q, kernel)",
 				strings.TrimRight(l.Exercise.Starter, "\n"), l.Slug))
+		default:
+			cells, err := stepCells(l, i)
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cells {
+				add("code", c)
+			}
 		}
 	}
 	return encode(nb)
+}
+
+// stepCells are the code cells of step i: one per kernel it shows, holding
+// the kernel's source and launch as Go values for the learner to change;
+// for a sweep over sizes, its sizes; otherwise one call that runs the step.
+func stepCells(l *lessons.Lesson, i int) ([]string, error) {
+	const head = "import \"cudarepl/notebook\"\n\n%%\n"
+	var cells []string
+	for _, name := range l.StepKernels(i) {
+		block, size, ok := l.Tryable(name)
+		if !ok {
+			cells = nil
+			break
+		}
+		src, err := l.KernelSource(name)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(src, "`") {
+			return nil, fmt.Errorf("notebook: %s: kernel %s holds a backquote, which cannot go in a Go raw string", l.Slug, name)
+		}
+		cells = append(cells, head+fmt.Sprintf("// The course's %s. Change the kernel, the block size or the size and run the cell:\n"+
+			"// your version is checked as the course's is and timed beside it. Unchanged, the cell shows the\n"+
+			"// kernel and what the compiler made of it.\n"+
+			"block, size := %d, %q\nkernel := `%s`\nnotebook.Try(%q, %q, kernel, block, size)",
+			name, block, lessons.SizeArg(size), src, l.Slug, name))
+	}
+	if len(cells) > 0 {
+		return cells, nil
+	}
+	if sizes, ok := l.StepSizes(i); ok {
+		args := make([]string, len(sizes))
+		for j, s := range sizes {
+			args[j] = fmt.Sprintf("%q", lessons.SizeArg(s))
+		}
+		return []string{head + fmt.Sprintf("// The sizes this step measures: change them and run the cell to measure others.\n"+
+			"sizes := []string{%s}\nnotebook.Bench(%q, %d, sizes...)", strings.Join(args, ", "), l.Slug, i+1)}, nil
+	}
+	return []string{head + fmt.Sprintf("notebook.Step(%q, %d)", l.Slug, i+1)}, nil
 }
 
 // encode writes nb as Jupyter does: one-space indents, HTML left as is.

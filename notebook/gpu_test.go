@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cudarepl/gpu"
+	"cudarepl/lessons"
 )
 
 // TestGPUFaultInACell: a learner's kernel that writes far out of bounds
@@ -36,5 +37,35 @@ func TestGPUFaultInACell(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "vadd_v3  n=1048583") {
 		t.Errorf("the next cell's output:\n%s", out.String())
+	}
+}
+
+// TestGPUTryAnEditedKernel: a learner's slower but correct version of a
+// course kernel is checked and timed beside the course's; a wrong one is
+// rejected by the checks.
+func TestGPUTryAnEditedKernel(t *testing.T) {
+	if w, err := gpu.Open(); errors.Is(err, gpu.ErrNoGPU) {
+		t.Skipf("no GPU here: %v", err)
+	} else if err == nil {
+		w.Close()
+	}
+	l, _ := lessons.Find("vector-add")
+	orig, _ := l.KernelSource("vadd_v1")
+	slower := strings.Replace(orig, "if (i < n) c[i] = a[i] + b[i];", "if (i < n) { float s = a[i]; for (int r = 0; r < 64; r++) s = s * 1.0f; c[i] = s + b[i]; }", 1)
+	wrong := strings.Replace(orig, "if (i < n) c[i] = a[i] + b[i];", "if (i < n) c[i] = a[i] - b[i];", 1)
+	var out bytes.Buffer
+	if err := (&Cell{Out: &out}).Try("vector-add", "vadd_v1", slower, 256, "2^24"); err != nil {
+		t.Fatalf("the slower edit: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"vadd_v1 passes every check vadd_v1 passes.", "vadd_v1 (yours)", "yours: ", "the course's vadd_v1: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the slower edit's output lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("%s", out.String())
+	out.Reset()
+	err := (&Cell{Out: &out}).Try("vector-add", "vadd_v1", wrong, 256, "2^24")
+	if err == nil || !strings.Contains(err.Error(), "check: c[") {
+		t.Errorf("the wrong edit: %v, want it rejected by the check\n%s", err, out.String())
 	}
 }

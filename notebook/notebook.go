@@ -10,6 +10,7 @@
 package notebook
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,19 @@ func Step(slug string, n int) { report(inCell().Step(slug, n)) }
 // Check compiles code and judges its kernel as the lesson's exercise is
 // judged.
 func Check(slug, code string) { report(inCell().Check(slug, code)) }
+
+// Try checks the learner's version of one of the lesson's kernels, code,
+// launched with block threads per block, exactly as the course's kernel
+// name is checked, and times it beside the course's at size (as the
+// command line writes sizes: "2^26", "4096x4096x4096"). Unchanged, it
+// shows the course's kernel.
+func Try(slug, name, code string, block int, size string) {
+	report(inCell().Try(slug, name, code, block, size))
+}
+
+// Bench runs step n of the lesson, a sweep, at sizes (as the command line
+// writes them) instead of its own.
+func Bench(slug string, n int, sizes ...string) { report(inCell().Bench(slug, n, sizes...)) }
 
 // Sanitize judges code as Check does, with the kernel run under
 // compute-sanitizer's tool ("memcheck", "racecheck", "synccheck" or
@@ -111,6 +125,60 @@ func (c *Cell) Step(slug string, n int) error {
 
 // Check judges code's exercise kernel like the version the exercise names.
 func (c *Cell) Check(slug, code string) error { return c.judge(slug, "", code) }
+
+// Try checks and times code as the learner's version of kernel name.
+func (c *Cell) Try(slug, name, code string, block int, size string) error {
+	l, err := lessons.Find(slug)
+	if err != nil {
+		return err
+	}
+	sizes, err := lessons.ParseSizes([]string{size})
+	if err != nil {
+		return err
+	}
+	env, done, err := c.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	err = env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
+	if errors.Is(err, lessons.ErrUnchanged) {
+		return l.ShowKernel(env, name)
+	}
+	return err
+}
+
+// Bench runs step n, a sweep, at sizes; at its own sizes, as written.
+func (c *Cell) Bench(slug string, n int, sizes ...string) error {
+	l, err := lessons.Find(slug)
+	if err != nil {
+		return err
+	}
+	if n < 1 || n > len(l.Steps) {
+		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), n)
+	}
+	own, ok := l.StepSizes(n - 1)
+	if !ok {
+		return fmt.Errorf("%s step %d is not a sweep over sizes", l.Slug, n)
+	}
+	parsed, err := lessons.ParseSizes(sizes)
+	if err != nil {
+		return err
+	}
+	env, done, err := c.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if fmt.Sprint(parsed) != fmt.Sprint(own) {
+		if !env.Live() {
+			fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
+		}
+		env.Sizes = parsed
+	}
+	s := l.Steps[n-1]
+	return s.Action.Do(env, l, s.Title)
+}
 
 // Sanitize is Check under compute-sanitizer's tool.
 func (c *Cell) Sanitize(slug, tool, code string) error { return c.judge(slug, tool, code) }

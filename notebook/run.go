@@ -16,6 +16,8 @@ import (
 var (
 	stepCall  = regexp.MustCompile(`notebook\.Step\("([^"]+)",\s*(\d+)\)`)
 	checkCall = regexp.MustCompile("(?s)kernel := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*kernel\\)")
+	tryCall   = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.Try\\(\"([^\"]+)\", \"([^\"]+)\", kernel, block, size\\)")
+	benchCall = regexp.MustCompile(`sizes := \[\]string\{(.*?)\}\s*\nnotebook\.Bench\("([^"]+)", (\d+), sizes\.\.\.\)`)
 )
 
 // Run executes a generated notebook without Jupyter: each code cell's call
@@ -112,9 +114,27 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 	}
 	c := &Cell{Out: rec, Env: env}
 	var err, stepErr error
-	switch m, k := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src); {
+	switch m, k, tr, b := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src); {
 	case k != nil:
 		err = c.Check(k[2], k[1])
+	case tr != nil:
+		block, _ := strconv.Atoi(tr[1])
+		err = c.Try(tr[4], tr[5], tr[3], block, tr[2])
+		if err != nil {
+			stepErr = fmt.Errorf("%s kernel %s: %w", tr[4], tr[5], err)
+		}
+	case b != nil:
+		step, _ := strconv.Atoi(b[3])
+		var sizes []string
+		for _, q := range strings.Split(b[1], ",") {
+			if s, err := strconv.Unquote(strings.TrimSpace(q)); err == nil {
+				sizes = append(sizes, s)
+			}
+		}
+		err = c.Bench(b[2], step, sizes...)
+		if err != nil {
+			stepErr = fmt.Errorf("%s step %d: %w", b[2], step, err)
+		}
 	case m != nil:
 		step, _ := strconv.Atoi(m[2])
 		err = c.Step(m[1], step)
@@ -122,7 +142,7 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 			stepErr = fmt.Errorf("%s step %d: %w", m[1], step, err)
 		}
 	default:
-		fmt.Fprintln(rec, "(not run: outside GoNB only notebook.Step and notebook.Check cells run)")
+		fmt.Fprintln(rec, "(not run: outside GoNB only the course's notebook calls run)")
 	}
 	rec.flush()
 	if err != nil {

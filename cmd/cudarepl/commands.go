@@ -254,7 +254,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := parseSizes(pos[1:])
+	sizes, err := lessons.ParseSizes(pos[1:])
 	if err != nil {
 		return usageError{"cudarepl: " + err.Error()}
 	}

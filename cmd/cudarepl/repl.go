@@ -51,7 +51,7 @@ func init() {
 		{"check", "[<file.cu>] [flags]", "check the lesson's versions, your exercise, or a file", "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged. The flags are the command line's: --all, --kernel FILE.cu, --variant NAME, --like VERSION, --sanitize memcheck|racecheck|synccheck|initcheck.", (*repl).check},
 		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
 		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
-		{"edit", "", "edit your copy of the exercise, then check it", "Opens $VISUAL or $EDITOR on your copy (created from the lesson's starter if you have none), then compiles and judges it.", (*repl).edit},
+		{"edit", "[kernel <name>]", "edit your copy of the exercise, or of a kernel, then check it", "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.", (*repl).edit},
 		{"device", "", "describe the GPU", "", func(r *repl, _ []string) error { return r.device() }},
 		{"mem", "", "show free and total GPU memory", "", (*repl).mem},
 		{"quit", "", "leave (Ctrl-D also does)", "", nil},
@@ -327,7 +327,7 @@ func (r *repl) bench(args []string) error {
 	if err != nil {
 		return err
 	}
-	sizes, err := parseSizes(args)
+	sizes, err := lessons.ParseSizes(args)
 	if err != nil {
 		return err
 	}
@@ -347,24 +347,68 @@ func (r *repl) plot(args []string) error {
 	return l.Plot(r.s.env)
 }
 
+// edit opens the learner's copy of the exercise in their editor and judges
+// it; "edit kernel NAME" does the same with a copy of one of the lesson's
+// kernels, which is then checked like the course's and timed beside it.
 func (r *repl) edit(args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
 	}
+	if len(args) > 0 {
+		if args[0] != "kernel" || len(args) != 2 {
+			return errors.New("usage: edit [kernel <name>]")
+		}
+		return r.editKernel(l, args[1])
+	}
 	if l.Exercise == nil {
-		return fmt.Errorf("%s has no exercise", l.Slug)
+		return fmt.Errorf("%s has no exercise; 'edit kernel NAME' edits a copy of one of its kernels", l.Slug)
 	}
 	path, _, err := l.Exercise.Prepare(r.s.env, l)
 	if err != nil {
 		return err
 	}
+	if err := runEditor(path, "check "+path); err != nil {
+		return err
+	}
+	return runCheck(r.s.env, checkArgs{lesson: l.Slug, file: path}, r.out)
+}
+
+// editKernel edits the learner's copy of kernel name, then tries it.
+func (r *repl) editKernel(l *lessons.Lesson, name string) error {
+	path, created, err := l.KernelCopy(r.s.env, name)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(r.out, "Your copy of %s: %s\n", name, path)
+	} else {
+		fmt.Fprintf(r.out, "Your copy of %s (kept as you left it): %s\n", name, path)
+	}
+	if err := runEditor(path, "edit kernel "+name); err != nil {
+		return err
+	}
+	code, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	err = r.s.env.TryEdit(l, lessons.Edit{Kernel: name, Code: string(code)})
+	if errors.Is(err, lessons.ErrUnchanged) {
+		fmt.Fprintf(r.out, "%s is the course's %s as it was: change it, then 'edit kernel %s' again.\n", path, name, name)
+		return nil
+	}
+	return err
+}
+
+// runEditor opens path in $VISUAL or $EDITOR; without either, it says how
+// to go on (again, what to type once the file is edited).
+func runEditor(path, again string) error {
 	editor := os.Getenv("VISUAL")
 	if editor == "" {
 		editor = os.Getenv("EDITOR")
 	}
 	if editor == "" {
-		return fmt.Errorf("set $EDITOR (for example: export EDITOR=nano), or edit %s yourself and type 'check %s'", path, path)
+		return fmt.Errorf("set $EDITOR (for example: export EDITOR=nano), or edit %s yourself and type '%s'", path, again)
 	}
 	parts := strings.Fields(editor)
 	cmd := exec.Command(parts[0], append(parts[1:], path)...)
@@ -372,7 +416,7 @@ func (r *repl) edit(args []string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("editor %s: %w", editor, err)
 	}
-	return runCheck(r.s.env, checkArgs{lesson: l.Slug, file: path}, r.out)
+	return nil
 }
 
 func (r *repl) device() error {
@@ -439,6 +483,8 @@ func (r *repl) completer() readline.AutoCompleter {
 			items = append(items, readline.PcItem("step", readline.PcItemDynamic(steps)))
 		case "check":
 			items = append(items, readline.PcItem("check", readline.PcItemDynamic(cuFiles)))
+		case "edit":
+			items = append(items, readline.PcItem("edit", readline.PcItem("kernel", readline.PcItemDynamic(kernelNames))))
 		case "help":
 			var sub []readline.PrefixCompleterInterface
 			for _, c2 := range commands {

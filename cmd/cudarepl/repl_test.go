@@ -314,3 +314,33 @@ func TestFakeTerminal(t *testing.T) {
 		t.Errorf("↑ in a new session did not recall the last command:\n%s", out)
 	}
 }
+
+// TestREPLEditKernel: "edit kernel NAME" makes the learner's copy of a
+// course kernel, opens it, and tries it: unchanged it says so; changed, it
+// is checked like the course's (here, without a GPU, compiled only). The
+// copy is kept as the learner left it.
+func TestREPLEditKernel(t *testing.T) {
+	replayOnly(t)
+	t.Setenv("EDITOR", "true") // an editor that changes nothing
+	out := transcript(t, "open 2\nedit kernel vadd_v2\nedit kernel vadd_v2\n")
+	for _, want := range []string{
+		"Your copy of vadd_v2: $WORKSPACE/vector-add/vadd_v2.cu",
+		"is the course's vadd_v2 as it was: change it, then 'edit kernel vadd_v2' again.",
+		"Your copy of vadd_v2 (kept as you left it): $WORKSPACE/vector-add/vadd_v2.cu",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q\n%s", want, out)
+		}
+	}
+	// An editor that swaps the operands: still correct, no longer the course's.
+	swap := filepath.Join(t.TempDir(), "swap.sh")
+	os.WriteFile(swap, []byte("#!/bin/sh\nsed -i 's/a\\[i\\] + b\\[i\\]/b[i] + a[i]/' \"$1\"\n"), 0o755)
+	t.Setenv("EDITOR", swap)
+	out = transcript(t, "open 2\nedit kernel vadd_v1\n")
+	if !strings.Contains(out, "vadd_v1 was not judged") {
+		t.Errorf("an edited kernel without a GPU:\n%s", out)
+	}
+	if out := transcript(t, "open 2\nedit kernel nope\n"); !strings.Contains(out, `error: lessons: vector-add has no kernel "nope"`) {
+		t.Errorf("editing a kernel the lesson lacks:\n%s", out)
+	}
+}

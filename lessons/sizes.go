@@ -1,19 +1,17 @@
-package main
+package lessons
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"cudarepl/lessons"
 )
 
-// parseSizes reads sizes as the learner types them: 1048576, 2^20, 1M,
+// ParseSizes reads sizes as the learner types them: 1048576, 2^20, 1M,
 // or 1000x1003x517 (× also works) for matrix products.
-func parseSizes(args []string) ([]lessons.Size, error) {
-	var out []lessons.Size
+func ParseSizes(args []string) ([]Size, error) {
+	var out []Size
 	for _, a := range args {
-		var s lessons.Size
+		var s Size
 		for _, part := range strings.FieldsFunc(a, func(r rune) bool { return r == 'x' || r == '×' || r == '*' }) {
 			v, err := parseCount(part)
 			if err != nil {

@@ -1,0 +1,234 @@
+package lessons
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+)
+
+// Edit is a learner's version of one of the lesson's kernels, to check and
+// time beside the course's: the REPL's "edit kernel", a notebook's kernel
+// cell.
+type Edit struct {
+	Kernel string // the course's kernel it stands for, e.g. "vadd_v2"
+	Code   string // the learner's version of that kernel's function
+	Block  int    // threads per block; the course's when 0
+	Size   Size   // the size it is timed at; the lesson's when nil
+}
+
+// ErrUnchanged says an Edit is the course's kernel, launched as the course
+// launches it: there is nothing to compare, and the step runs as written.
+var ErrUnchanged = errors.New("the course's kernel, unchanged")
+
+// KernelSource returns the source of the lesson's kernel name, its comment
+// and function, as a learner would edit it.
+func (l *Lesson) KernelSource(name string) (string, error) {
+	_, fn, err := l.kernelFunction(name)
+	return fn, err
+}
+
+// kernelFunction finds the kernel name in the lesson's kernel files and
+// returns its file's source and the kernel's function text.
+func (l *Lesson) kernelFunction(name string) (gpu.Source, string, error) {
+	for _, f := range l.kernelFiles() {
+		src, err := kernels.Source(f)
+		if err != nil || !containsString(kernels.Names(src), name) {
+			continue
+		}
+		fn, err := kernels.Function(src, name)
+		return src, fn, err
+	}
+	return gpu.Source{}, "", fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
+}
+
+// Tryable reports whether name is a kernel the lesson runs as a version of
+// a problem, whose edits can therefore be checked and timed, and how the
+// course launches it: threads per block and the size it is timed at.
+func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
+	p, err := l.findVariant(name)
+	if err != nil {
+		return 0, nil, false
+	}
+	im, _ := p.impl(name)
+	if im.Library {
+		return 0, nil, false
+	}
+	return im.block(), l.benchSize(p), true
+}
+
+// benchSize is the size a problem's versions are timed at when one is
+// tried alone: the largest size of the lesson's first sweep over it, else
+// its largest check size.
+func (l *Lesson) benchSize(p *Problem) Size {
+	for _, s := range l.Steps {
+		if sw, ok := s.Action.(Sweep); ok && len(sw.Sizes) > 0 {
+			if q, err := problemOf(l, sw.Problem); err == nil && q == p {
+				if len(sw.Blocks) > 0 {
+					continue
+				}
+				return sw.Sizes[len(sw.Sizes)-1]
+			}
+		}
+	}
+	return p.CheckSizes[len(p.CheckSizes)-1]
+}
+
+// TryEdit checks ed's kernel exactly as the course's is checked and, where
+// it passes on a GPU, times it beside the course's at one size: "yours" and
+// the course's side by side. The learner's function replaces the course's
+// in its file, so that helpers the file defines still compile. It returns
+// ErrUnchanged for the course's kernel as the course launches it, and the
+// verdict's failure for a kernel that does not pass.
+func (e *Env) TryEdit(l *Lesson, ed Edit) error {
+	src, orig, err := l.kernelFunction(ed.Kernel)
+	if err != nil {
+		return err
+	}
+	block, size, ok := l.Tryable(ed.Kernel)
+	if !ok {
+		return fmt.Errorf("lessons: %s: %s is not run as a version of the lesson's problems, so it cannot be checked on its own", l.Slug, ed.Kernel)
+	}
+	if ed.Block <= 0 {
+		ed.Block = block
+	}
+	if ed.Size == nil {
+		ed.Size = size
+	}
+	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) && ed.Block == block && ed.Size.String() == size.String() {
+		return ErrUnchanged
+	}
+	if !strings.Contains(ed.Code, ed.Kernel) {
+		return fmt.Errorf("lessons: your version must keep the kernel's name, %s, and its parameters", ed.Kernel)
+	}
+	yours := gpu.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
+	v, err := e.Judge(l, Submission{File: yours.Name, Code: yours.Code, Kernel: ed.Kernel, Like: ed.Kernel, Block: ed.Block})
+	if err != nil {
+		return err
+	}
+	if !v.Passed() {
+		if v.Judged {
+			return &VerdictError{v}
+		}
+		return nil // compiled only: the verdict said why
+	}
+	return e.benchBeside(l, ed, yours)
+}
+
+// VerdictError is a learner's kernel that failed its checks; the verdict
+// has been printed.
+type VerdictError struct{ Verdict Verdict }
+
+func (e *VerdictError) Error() string { return e.Verdict.String() }
+
+// benchBeside times the course's kernel and the learner's at ed's size and
+// block, and shows them in one table.
+func (e *Env) benchBeside(l *Lesson, ed Edit, yours gpu.Source) error {
+	p, _ := l.findVariant(ed.Kernel)
+	im, _ := p.impl(ed.Kernel)
+	if err := e.fits(p, ed.Size); err != nil {
+		return err
+	}
+	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
+	k, err := e.implKernel(l, p, im)
+	if err != nil {
+		return err
+	}
+	course, err := benchPoint(e, l, p, "try", im, k, ed.Size, im.block(), ceiling)
+	if err != nil {
+		return err
+	}
+	img, err := e.compile(yours, nil)
+	if err != nil {
+		return err
+	}
+	ky, err := e.Dev.LoadKernel(img, ed.Kernel)
+	if err != nil {
+		return err
+	}
+	mine := Impl{Name: ed.Kernel, Like: ed.Kernel, Block: ed.Block}
+	r, err := benchPoint(e, l, p, "try", mine, ky, ed.Size, ed.Block, ceiling)
+	r.Variant = ed.Kernel + " (yours)"
+	if err != nil {
+		return err
+	}
+	rs := []Result{r, course}
+	e.PrintTable(benchTable(p, rs))
+	e.printf("yours: %.1f %s; the course's %s: %.1f %s (%s, %s)\n", r.Throughput, r.Unit, ed.Kernel, course.Throughput, course.Unit,
+		p.label(ed.Size), ResultSet{Results: rs}.Source())
+	return nil
+}
+
+// StepKernels lists the kernels step i (from 0) shows, where it is a step
+// that shows kernels: the ones it names, or every version of its file.
+func (l *Lesson) StepKernels(i int) []string {
+	a, ok := l.Steps[i].Action.(ShowKernel)
+	if !ok {
+		return nil
+	}
+	if a.Names != nil {
+		return a.Names
+	}
+	src, err := kernelSource(l, a.File)
+	if err != nil {
+		return nil
+	}
+	vs, _ := kernels.Ladder(src)
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// StepSizes returns the sizes step i (from 0) measures, where it is a
+// sweep over sizes.
+func (l *Lesson) StepSizes(i int) ([]Size, bool) {
+	sw, ok := l.Steps[i].Action.(Sweep)
+	if !ok || len(sw.Blocks) > 0 {
+		return nil, false
+	}
+	return sw.Sizes, true
+}
+
+// SizeArg writes s as a learner types a size: "2^26" for a power of two,
+// "4096x4096x4096" for a product; ParseSizes reads it back.
+func SizeArg(s Size) string {
+	if len(s) == 1 && s[0] >= 1<<10 && s[0]&(s[0]-1) == 0 {
+		return powerLabel(&Problem{}, s)[len("n="):]
+	}
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, "x")
+}
+
+// KernelCopy writes the learner's copy of the lesson's kernel name to the
+// workspace, unless there is one already, which is never overwritten; it
+// returns the copy's path and whether it was made now.
+func (l *Lesson) KernelCopy(env *Env, name string) (string, bool, error) {
+	src, err := l.KernelSource(name)
+	if err != nil {
+		return "", false, err
+	}
+	ws := env.Workspace
+	if ws == "" {
+		ws = DefaultWorkspace()
+	}
+	path := filepath.Join(ws, l.Slug, name+".cu")
+	if _, err := os.Stat(path); err == nil {
+		return path, false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", false, fmt.Errorf("lessons: your copy of %s: %w", name, err)
+	}
+	if err := os.WriteFile(path, []byte(src+"\n"), 0o644); err != nil {
+		return "", false, fmt.Errorf("lessons: your copy of %s: %w", name, err)
+	}
+	return path, true, nil
+}
