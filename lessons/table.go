@@ -3,8 +3,8 @@ package lessons
 import (
 	"fmt"
 	"html"
-	"math"
 	"io"
+	"math"
 	"strings"
 	"unicode/utf8"
 )
