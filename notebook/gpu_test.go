@@ -35,7 +35,7 @@ func TestGPUFaultInACell(t *testing.T) {
 	if err := (&Cell{Out: &out}).Step("vector-add", 4); err != nil {
 		t.Fatalf("the next cell: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "vadd_v3  n=1048583") {
+	if !strings.Contains(out.String(), "15 of 15 checks ran (3 versions), and every one passed") {
 		t.Errorf("the next cell's output:\n%s", out.String())
 	}
 }
@@ -51,7 +51,7 @@ func TestGPUTryAnEditedKernel(t *testing.T) {
 	}
 	l, _ := lessons.Find("vector-add")
 	orig, _ := l.KernelSource("vadd_v1")
-	slower := strings.Replace(orig, "if (i < n) c[i] = a[i] + b[i];", "if (i < n) { float s = a[i]; for (int r = 0; r < 64; r++) s = s * 1.0f; c[i] = s + b[i]; }", 1)
+	slower := strings.Replace(orig, "if (i < n) c[i] = a[i] + b[i];", "if (i < n) { volatile float s = a[i]; for (int r = 0; r < 64; r++) s = s + 0.0f; c[i] = s + b[i]; }", 1)
 	wrong := strings.Replace(orig, "if (i < n) c[i] = a[i] + b[i];", "if (i < n) c[i] = a[i] - b[i];", 1)
 	var out bytes.Buffer
 	if err := (&Cell{Out: &out}).Try("vector-add", "vadd_v1", slower, 256, "2^24"); err != nil {
