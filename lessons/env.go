@@ -330,3 +330,15 @@ func (e *Env) replayed(l *Lesson, step string) []Result {
 	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, l.recorded.Source())
 	return rs
 }
+
+// About says where results another step measured come from, for a table
+// that reads them: this session's; or, where this session has not measured
+// them, the ones recorded with the lesson, saying so plainly, and from
+// which GPU and day.
+func (e *Env) About(rs []Result) string {
+	src := ResultSet{Results: rs}.Source()
+	if len(rs) == 0 || rs[0].Mode == "live" || !e.Live() {
+		return src
+	}
+	return fmt.Sprintf("recorded on %s, %s, with the lesson: this session has not measured them yet", rs[0].GPU, rs[0].Date)
+}

@@ -224,3 +224,24 @@ func TestSizeArgRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestAbout: results another step measured say plainly where they come
+// from: this session's, replayed, or recorded while the session is live.
+func TestAbout(t *testing.T) {
+	recorded := []Result{{GPU: "G", Date: "2026-11-22", Mode: "replayed"}}
+	live := []Result{{GPU: "G", Date: "2026-11-23", Mode: "live"}}
+	tests := []struct {
+		env  *Env
+		rs   []Result
+		want string
+	}{
+		{&Env{}, recorded, "replayed from G, 2026-11-22"},
+		{&Env{Dev: &fakeDev{}}, live, "live on G, 2026-11-23"},
+		{&Env{Dev: &fakeDev{}}, recorded, "recorded on G, 2026-11-22, with the lesson: this session has not measured them yet"},
+	}
+	for _, tt := range tests {
+		if got := tt.env.About(tt.rs); got != tt.want {
+			t.Errorf("About = %q, want %q", got, tt.want)
+		}
+	}
+}

@@ -122,7 +122,7 @@ func traffic(env *lessons.Env, l *lessons.Lesson, ladder, tensorCores *lessons.S
 		row(v.name+" (fp16)", v.tile, 2*float64(k)*(1/float64(v.tile[0])+1/float64(v.tile[1])), fp16[v.name], lib16)
 	}
 	if len(rs)+len(rs16) > 0 {
-		t.Notes = append(t.Notes, "rates: "+lessons.ResultSet{Results: append(rs, rs16...)}.Source()+"; tensor-core rows against cuBLAS fp16")
+		t.Notes = append(t.Notes, "rates: "+env.About(append(rs, rs16...))+"; tensor-core rows against cuBLAS fp16")
 	} else {
 		t.Notes = append(t.Notes, "rates: run 'bench' to measure them")
 	}

@@ -208,7 +208,7 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) erro
 	t := &lessons.Table{
 		Headers: []string{"way", "launches", "time (µs)", "TFLOP/s", "× faster than 40 cuBLAS calls"},
 		Right:   []bool{false, true, true, true, true},
-		Notes:   []string{"40 products of 256³, " + lessons.ResultSet{Results: rs}.Source()},
+		Notes:   []string{"40 products of 256³, " + env.About(rs)},
 	}
 	launches := map[string]int{cublasEach: 40, cublasBatched: 1, cublasTuned: 1, kernelEach: 40, kernelBatched: 1, kernelTiled: 1, kernelAsync: 1, kernelTMA: 1}
 	for _, im := range l.Problem.Impls {

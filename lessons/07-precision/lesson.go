@@ -254,7 +254,7 @@ func tradeoff(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep, check *
 		return nil
 	}
 	t := &lessons.Table{Headers: []string{"precision", "TFLOP/s at 4096³", "× fp32", "‖out − ref‖/‖ref‖", "correct digits"},
-		Right: []bool{false, true, true, true, true}, Notes: []string{lessons.ResultSet{Results: bench}.Source()}}
+		Right: []bool{false, true, true, true, true}, Notes: []string{env.About(bench)}}
 	for _, f := range formats {
 		r, e := rate[f.name], errs[f.name]
 		digits := "—"

@@ -193,7 +193,7 @@ func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error
 	t := &lessons.Table{
 		Headers: []string{"way", "memory traffic (MB)", "time (ms)", "× faster than unfused", "× the conv alone"},
 		Right:   []bool{false, true, true, true, true},
-		Notes:   []string{lessons.ConvLabel(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + lessons.ResultSet{Results: rs}.Source()},
+		Notes:   []string{lessons.ConvLabel(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + env.About(rs)},
 	}
 	for _, im := range l.Problem.Impls {
 		r, ok := by[im.Name]
