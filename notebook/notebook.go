@@ -101,26 +101,45 @@ func (c *Cell) env() (*lessons.Env, func(), error) {
 	return env, func() { env.Close() }, nil
 }
 
-// Step runs step n (from 1) of the lesson named slug: its action, without
-// the prose, which the notebook holds as Markdown.
-func (c *Cell) Step(slug string, n int) error {
+// in finds the lesson named slug, lets ready turn down what cannot run
+// before any GPU is opened (nil accepts everything), and runs do in the
+// cell's Env.
+func (c *Cell) in(slug string, ready func(l *lessons.Lesson) error, do func(l *lessons.Lesson, env *lessons.Env) error) error {
 	l, err := lessons.Find(slug)
 	if err != nil {
 		return err
 	}
-	if n < 1 || n > len(l.Steps) {
-		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), n)
-	}
-	s := l.Steps[n-1]
-	if s.Action == nil {
-		return nil
+	if ready != nil {
+		if err := ready(l); err != nil {
+			return err
+		}
 	}
 	env, done, err := c.env()
 	if err != nil {
 		return err
 	}
 	defer done()
-	return s.Action.Do(env, l, s.Title)
+	return do(l, env)
+}
+
+// stepIn says whether lesson l has a step n (from 1).
+func stepIn(l *lessons.Lesson, n int) error {
+	if n < 1 || n > len(l.Steps) {
+		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), n)
+	}
+	return nil
+}
+
+// Step runs step n (from 1) of the lesson named slug: its action, without
+// the prose, which the notebook holds as Markdown.
+func (c *Cell) Step(slug string, n int) error {
+	return c.in(slug, func(l *lessons.Lesson) error { return stepIn(l, n) }, func(l *lessons.Lesson, env *lessons.Env) error {
+		s := l.Steps[n-1]
+		if s.Action == nil {
+			return nil
+		}
+		return s.Action.Do(env, l, s.Title)
+	})
 }
 
 // Check judges code's exercise kernel like the version the exercise names.
@@ -128,78 +147,64 @@ func (c *Cell) Check(slug, code string) error { return c.judge(slug, "", code) }
 
 // Try checks and times code as the learner's version of kernel name.
 func (c *Cell) Try(slug, name, code string, block int, size string) error {
-	l, err := lessons.Find(slug)
-	if err != nil {
-		return err
-	}
 	sizes, err := lessons.ParseSizes([]string{size})
 	if err != nil {
 		return err
 	}
-	env, done, err := c.env()
-	if err != nil {
+	return c.in(slug, nil, func(l *lessons.Lesson, env *lessons.Env) error {
+		err := env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
+		if errors.Is(err, lessons.ErrUnchanged) {
+			return l.ShowKernel(env, name)
+		}
 		return err
-	}
-	defer done()
-	err = env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
-	if errors.Is(err, lessons.ErrUnchanged) {
-		return l.ShowKernel(env, name)
-	}
-	return err
+	})
 }
 
 // Bench runs step n, a sweep, at sizes; at its own sizes, as written.
 func (c *Cell) Bench(slug string, n int, sizes ...string) error {
-	l, err := lessons.Find(slug)
-	if err != nil {
-		return err
-	}
-	if n < 1 || n > len(l.Steps) {
-		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), n)
-	}
-	own, ok := l.StepSizes(n - 1)
-	if !ok {
-		return fmt.Errorf("%s step %d is not a sweep over sizes", l.Slug, n)
-	}
 	parsed, err := lessons.ParseSizes(sizes)
 	if err != nil {
 		return err
 	}
-	env, done, err := c.env()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if fmt.Sprint(parsed) != fmt.Sprint(own) {
-		if !env.Live() {
-			fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
+	var own []lessons.Size
+	ready := func(l *lessons.Lesson) error {
+		if err := stepIn(l, n); err != nil {
+			return err
 		}
-		env.Sizes = parsed
+		var ok bool
+		if own, ok = l.StepSizes(n - 1); !ok {
+			return fmt.Errorf("%s step %d is not a sweep over sizes", l.Slug, n)
+		}
+		return nil
 	}
-	s := l.Steps[n-1]
-	return s.Action.Do(env, l, s.Title)
+	return c.in(slug, ready, func(l *lessons.Lesson, env *lessons.Env) error {
+		if fmt.Sprint(parsed) != fmt.Sprint(own) {
+			if !env.Live() {
+				fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
+			}
+			env.Sizes = parsed
+		}
+		s := l.Steps[n-1]
+		return s.Action.Do(env, l, s.Title)
+	})
 }
 
 // Sanitize is Check under compute-sanitizer's tool.
 func (c *Cell) Sanitize(slug, tool, code string) error { return c.judge(slug, tool, code) }
 
 func (c *Cell) judge(slug, tool, code string) error {
-	l, err := lessons.Find(slug)
-	if err != nil {
-		return err
+	ready := func(l *lessons.Lesson) error {
+		if l.Exercise == nil {
+			return fmt.Errorf("%s has no exercise", l.Slug)
+		}
+		return nil
 	}
-	if l.Exercise == nil {
-		return fmt.Errorf("%s has no exercise", l.Slug)
-	}
-	env, done, err := c.env()
-	if err != nil {
-		return err
-	}
-	defer done()
-	if tool != "" {
-		return env.Sanitize(tool, func(env *lessons.Env) error { return judgeIn(env, l, code) })
-	}
-	return judgeIn(env, l, code)
+	return c.in(slug, ready, func(l *lessons.Lesson, env *lessons.Env) error {
+		if tool != "" {
+			return env.Sanitize(tool, func(env *lessons.Env) error { return judgeIn(env, l, code) })
+		}
+		return judgeIn(env, l, code)
+	})
 }
 
 // judgeIn judges code as l's exercise in env.
