@@ -308,6 +308,9 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 		if why, ok := broke[pt.impl.Name]; ok {
 			r = Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: pt.impl.Name, Size: p.label(pt.size), Dims: pt.size,
 				DType: p.DType, Unit: p.Unit, Outcome: Skipped, Detail: why}
+			if !pt.impl.Library {
+				r.Block = pt.block
+			}
 			env.stamp(&r)
 			env.record(r)
 			out = append(out, r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -311,5 +312,40 @@ func TestSweepFigures(t *testing.T) {
 	mem := sw.MemoryFigure(p, []Result{at("v1", 4, 10), oom})
 	if o := mem.Series[0].OutOfMemory; len(o) != 1 || o[0].Y != 3 {
 		t.Errorf("memory figure marks the size out of memory at %+v, want at its 3 MiB", o)
+	}
+}
+
+// TestBlockSweepSkipsKeepTheirBlock: in a sweep over block sizes, the
+// points skipped after a time-out each keep their block, so the session
+// keeps one result per block rather than the last skip alone.
+func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
+	timeout := &gpu.WorkerError{Op: "run vadd_v1", Cause: "ran past the 10s time limit", TimedOut: true}
+	d := &smallDev{err: func(run int) error {
+		if run == 2 { // the copy ceiling runs, then the first block hangs
+			return timeout
+		}
+		return nil
+	}}
+	src, err := kernelSource(&Lesson{}, "vector_add.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kernel is already loaded, as a session that ran it once has it:
+	// nothing here needs NVRTC.
+	env := &Env{Dev: d, Out: &bytes.Buffer{},
+		kernels: map[string]gpu.Kernel{src.Name + "\x00vadd_v1\x00" + src.Code: {}}}
+	p := fakeProblem()
+	p.Kernels, p.Impls = "vector_add.cu", []Impl{{Name: "vadd_v1"}}
+	l := &Lesson{Slug: "fake", Problem: p}
+	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}}, Blocks: []int{64, 128, 256}, XLabel: "threads per block"}.Do(env, l, "Blocks")
+	if !errors.Is(err, timeout) {
+		t.Fatalf("Do = %v, want the time-out", err)
+	}
+	var got []string
+	for _, r := range env.Results.Filter("Blocks", "bench") {
+		got = append(got, fmt.Sprintf("%d %s", r.Block, outcomeLabel(r)))
+	}
+	if want := "64 timed out|128 skipped|256 skipped"; strings.Join(got, "|") != want {
+		t.Errorf("recorded %q, want %q", strings.Join(got, "|"), want)
 	}
 }
