@@ -304,16 +304,8 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 			env.printf("stopped after %d of %d measurements\n", i, len(pts))
 			return out, ErrStopped
 		}
-		var r Result
-		if why, ok := broke[pt.impl.Name]; ok {
-			r = Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: pt.impl.Name, Size: p.label(pt.size), Dims: pt.size,
-				DType: p.DType, Unit: p.Unit, Outcome: Skipped, Detail: why}
-			if !pt.impl.Library {
-				r.Block = pt.block
-			}
-			env.stamp(&r)
-			env.record(r)
-			out = append(out, r)
+		if why := broke[pt.impl.Name]; why != "" {
+			out = append(out, env.skip(benchResult(l, p, step, pt.impl, pt.size, pt.block), why))
 			continue
 		}
 		env.progress(i, len(pts), fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block))
@@ -321,14 +313,14 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 		if err != nil {
 			return out, err
 		}
-		r, err = benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
+		r, err := benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
 		env.record(r)
 		out = append(out, r)
 		if err != nil && first == nil {
 			first = err
 		}
-		if r.Outcome == TimedOut || r.Outcome == Faulted {
-			broke[pt.impl.Name] = fmt.Sprintf("after it %s at %s", r.Outcome, r.Size)
+		if why := breaks(r); why != "" {
+			broke[pt.impl.Name] = why
 		}
 	}
 	env.progress(len(pts), len(pts), "")

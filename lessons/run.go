@@ -78,10 +78,43 @@ func failure(r *Result, p *Problem, impl Impl, s Size, err error) error {
 	return fmt.Errorf("%s %s: %w", impl.Name, p.label(s), err)
 }
 
+// checkResult is the result a check of impl at size s starts from.
+func checkResult(l *Lesson, p *Problem, step string, impl Impl, s Size) Result {
+	return Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Block: impl.block()}
+}
+
+// benchResult is the result a measurement of impl at size s with block
+// threads per block starts from. A library impl has no block.
+func benchResult(l *Lesson, p *Problem, step string, impl Impl, s Size, block int) Result {
+	r := Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Unit: p.Unit}
+	if !impl.Library {
+		r.Block = block
+	}
+	return r
+}
+
+// skip records r as not run, and why, and returns it.
+func (e *Env) skip(r Result, why string) Result {
+	r.Outcome, r.Detail = Skipped, why
+	e.stamp(&r)
+	e.record(r)
+	return r
+}
+
+// breaks says why the sizes of an impl after r are skipped: it timed out
+// or faulted there, and each further size would cost a time limit or a
+// worker again. It is "" when r did neither.
+func breaks(r Result) string {
+	if r.Outcome == TimedOut || r.Outcome == Faulted {
+		return fmt.Sprintf("after it %s at %s", r.Outcome, r.Size)
+	}
+	return ""
+}
+
 // checkOnce runs impl once at size s on fresh, poisoned buffers and checks
 // every output element. The result records the outcome either way.
 func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size) (Result, error) {
-	r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Block: impl.block()}
+	r := checkResult(l, p, step, impl, s)
 	env.stamp(&r)
 	r, ok := env.before(p, impl, s, r)
 	if !ok {
@@ -117,7 +150,7 @@ func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, done, total int) ([]Result, error) {
 	var out []Result
 	var first error
-	var broke *Result
+	broke := "" // why the remaining sizes are skipped
 	var sanitized map[string]bool
 	if env.sanitizing != "" {
 		sanitized = env.sanitizerSizes(p, impl)
@@ -126,19 +159,12 @@ func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 		if err := env.canceled(); err != nil {
 			return out, ErrStopped
 		}
-		skip := ""
-		switch {
-		case broke != nil:
-			skip = fmt.Sprintf("after it %s at %s", broke.Outcome, broke.Size)
-		case sanitized != nil && !sanitized[s.String()] && p.launchAs(impl).refuses(env, s) == nil:
-			skip = "too large to run under compute-sanitizer; a smaller size runs the same code"
+		why := broke
+		if why == "" && sanitized != nil && !sanitized[s.String()] && p.launchAs(impl).refuses(env, s) == nil {
+			why = "too large to run under compute-sanitizer; a smaller size runs the same code"
 		}
-		if skip != "" {
-			r := Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType,
-				Block: impl.block(), Outcome: Skipped, Detail: skip}
-			env.stamp(&r)
-			env.record(r)
-			out = append(out, r)
+		if why != "" {
+			out = append(out, env.skip(checkResult(l, p, step, impl, s), why))
 			continue
 		}
 		env.progress(done+len(out), total, impl.Name+" "+p.label(s))
@@ -148,9 +174,7 @@ func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 		if err != nil && first == nil {
 			first = err
 		}
-		if r.Outcome == TimedOut || r.Outcome == Faulted {
-			broke = &out[len(out)-1]
-		}
+		broke = breaks(r)
 	}
 	return out, first
 }
@@ -161,10 +185,7 @@ func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Ke
 // once a point actually runs, so that a sweep whose sizes are all refused
 // measures nothing.
 func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error)) (Result, error) {
-	r := Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Unit: p.Unit}
-	if !impl.Library {
-		r.Block = block
-	}
+	r := benchResult(l, p, step, impl, s, block)
 	env.stamp(&r)
 	r, ok := env.before(p, impl, s, r)
 	if !ok {
