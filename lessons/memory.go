@@ -59,10 +59,19 @@ func (e *Env) fits(p *Problem, s Size) error {
 // powerLabel is p's label for s, with a power of two written 2^k: "n=2^33"
 // reads better than "n=8589934592" in a sentence.
 func powerLabel(p *Problem, s Size) string {
-	if len(s) == 1 && s[0] >= 1<<10 && s[0]&(s[0]-1) == 0 && p.SizeLabel == nil {
-		return fmt.Sprintf("n=2^%d", bits.TrailingZeros64(uint64(s[0])))
+	if k, ok := powerOfTwo(s); ok && p.SizeLabel == nil {
+		return fmt.Sprintf("n=2^%d", k)
 	}
 	return p.label(s)
+}
+
+// powerOfTwo says whether s is one number, 2^k with k ≥ 10, the sizes
+// that read better as a power of two than in digits, and gives k.
+func powerOfTwo(s Size) (int, bool) {
+	if len(s) == 1 && s[0] >= 1<<10 && s[0]&(s[0]-1) == 0 {
+		return bits.TrailingZeros64(uint64(s[0])), true
+	}
+	return 0, false
 }
 
 // hostAvailable is the host memory available to a new allocation without

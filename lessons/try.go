@@ -198,8 +198,8 @@ func (l *Lesson) StepSizes(i int) ([]Size, bool) {
 // SizeArg writes s as a learner types a size: "2^26" for a power of two,
 // "4096x4096x4096" for a product; ParseSizes reads it back.
 func SizeArg(s Size) string {
-	if len(s) == 1 && s[0] >= 1<<10 && s[0]&(s[0]-1) == 0 {
-		return powerLabel(&Problem{}, s)[len("n="):]
+	if k, ok := powerOfTwo(s); ok {
+		return fmt.Sprintf("2^%d", k)
 	}
 	parts := make([]string, len(s))
 	for i, v := range s {
