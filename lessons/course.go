@@ -180,11 +180,7 @@ func (l *Lesson) RunVariant(env *Env, name string) error {
 // order: what "show kernel" can show.
 func (l *Lesson) KernelNames() []string {
 	var out []string
-	for _, f := range l.kernelFiles() {
-		src, err := kernels.Source(f)
-		if err != nil {
-			continue
-		}
+	for _, src := range l.kernelSources() {
 		for _, n := range kernels.Names(src) {
 			if !containsString(out, n) {
 				out = append(out, n)
@@ -205,16 +201,11 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 		env.printf("%s's kernels (show one with 'show kernel NAME'):\n  %s\n", l.Slug, strings.Join(names, "\n  "))
 		return nil
 	}
-	for _, f := range l.kernelFiles() {
-		src, err := kernels.Source(f)
-		if err != nil {
-			continue
-		}
-		if containsString(kernels.Names(src), name) {
-			return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")
-		}
+	f, _, err := l.fileDeclaring(name)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
+	return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")
 }
 
 // sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a

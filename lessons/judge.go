@@ -175,12 +175,7 @@ func pickKernel(l *Lesson, src gpu.Source, name, like string) (kernels.Signature
 // likeSignature is the parameter list a kernel judged like the version
 // like must have: like's own, from the lesson's kernels, or the exercise's.
 func likeSignature(l *Lesson, like string) (kernels.Signature, bool) {
-	var srcs []gpu.Source
-	for _, f := range l.kernelFiles() {
-		if src, err := kernels.Source(f); err == nil {
-			srcs = append(srcs, src)
-		}
-	}
+	srcs := l.kernelSources()
 	if x := l.Exercise; x != nil {
 		srcs = append(srcs, gpu.Source{Name: x.File, Code: x.Starter})
 	}
@@ -212,6 +207,29 @@ func (l *Lesson) kernelFiles() []string {
 		}
 	}
 	return out
+}
+
+// kernelSources returns the sources of the lesson's kernel files, its own
+// first.
+func (l *Lesson) kernelSources() []gpu.Source {
+	var out []gpu.Source
+	for _, f := range l.kernelFiles() {
+		if src, err := kernels.Source(f); err == nil {
+			out = append(out, src)
+		}
+	}
+	return out
+}
+
+// fileDeclaring returns the name and source of the lesson's kernel file
+// that declares the kernel name.
+func (l *Lesson) fileDeclaring(name string) (string, gpu.Source, error) {
+	for _, f := range l.kernelFiles() {
+		if src, err := kernels.Source(f); err == nil && containsString(kernels.Names(src), name) {
+			return f, src, nil
+		}
+	}
+	return "", gpu.Source{}, fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
 }
 
 func containsString(v []string, s string) bool {

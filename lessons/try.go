@@ -35,15 +35,12 @@ func (l *Lesson) KernelSource(name string) (string, error) {
 // kernelFunction finds the kernel name in the lesson's kernel files and
 // returns its file's source and the kernel's function text.
 func (l *Lesson) kernelFunction(name string) (gpu.Source, string, error) {
-	for _, f := range l.kernelFiles() {
-		src, err := kernels.Source(f)
-		if err != nil || !containsString(kernels.Names(src), name) {
-			continue
-		}
-		fn, err := kernels.Function(src, name)
-		return src, fn, err
+	_, src, err := l.fileDeclaring(name)
+	if err != nil {
+		return gpu.Source{}, "", err
 	}
-	return gpu.Source{}, "", fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
+	fn, err := kernels.Function(src, name)
+	return src, fn, err
 }
 
 // Tryable reports whether name is a kernel the lesson runs as a version of
