@@ -213,9 +213,9 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 func (l *Lesson) sizeSweeps(env *Env) error {
 	var first error
 	n := 0
-	for _, i := range l.stepsOf("sweep") {
-		sw, ok := l.Steps[i].Action.(Sweep)
-		if !ok || len(sw.Blocks) > 0 {
+	for i := range l.Steps {
+		sw, ok := l.sizeSweep(i)
+		if !ok {
 			continue
 		}
 		n++

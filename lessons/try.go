@@ -62,12 +62,9 @@ func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
 // tried alone: the largest size of the lesson's first sweep over it, else
 // its largest check size.
 func (l *Lesson) benchSize(p *Problem) Size {
-	for _, s := range l.Steps {
-		if sw, ok := s.Action.(Sweep); ok && len(sw.Sizes) > 0 {
+	for i := range l.Steps {
+		if sw, ok := l.sizeSweep(i); ok && len(sw.Sizes) > 0 {
 			if q, err := problemOf(l, sw.Problem); err == nil && q == p {
-				if len(sw.Blocks) > 0 {
-					continue
-				}
 				return sw.Sizes[len(sw.Sizes)-1]
 			}
 		}
@@ -185,11 +182,18 @@ func (l *Lesson) StepKernels(i int) []string {
 // StepSizes returns the sizes step i (from 0) measures, where it is a
 // sweep over sizes.
 func (l *Lesson) StepSizes(i int) ([]Size, bool) {
-	sw, ok := l.Steps[i].Action.(Sweep)
-	if !ok || len(sw.Blocks) > 0 {
+	sw, ok := l.sizeSweep(i)
+	if !ok {
 		return nil, false
 	}
 	return sw.Sizes, true
+}
+
+// sizeSweep returns step i's sweep where it is one over sizes, not over
+// threads per block.
+func (l *Lesson) sizeSweep(i int) (Sweep, bool) {
+	sw, ok := l.Steps[i].Action.(Sweep)
+	return sw, ok && len(sw.Blocks) == 0
 }
 
 // SizeArg writes s as a learner types a size: "2^26" for a power of two,
