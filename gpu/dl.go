@@ -15,16 +15,24 @@ type library struct {
 	handle uintptr
 }
 
-// cudaLibDirs lists the folders searched after the loader's own path, for
-// toolkits installed where ld.so.cache does not look.
-func cudaLibDirs() []string {
+// toolkitDirs lists the folders subs (such as "bin") of the toolkits that
+// $CUDA_PATH and $CUDA_HOME name, in that order; none where neither is set.
+func toolkitDirs(subs ...string) []string {
 	var dirs []string
 	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
 		if d := os.Getenv(env); d != "" {
-			dirs = append(dirs, filepath.Join(d, "lib64"), filepath.Join(d, "lib"))
+			for _, sub := range subs {
+				dirs = append(dirs, filepath.Join(d, sub))
+			}
 		}
 	}
-	return append(dirs,
+	return dirs
+}
+
+// cudaLibDirs lists the folders searched after the loader's own path, for
+// toolkits installed where ld.so.cache does not look.
+func cudaLibDirs() []string {
+	return append(toolkitDirs("lib64", "lib"),
 		"/usr/local/cuda/lib64",
 		"/usr/local/cuda/targets/x86_64-linux/lib",
 		"/usr/local/cuda/targets/sbsa-linux/lib",

@@ -18,12 +18,7 @@ import (
 // that includes a toolkit header fails to compile with a hint
 // (CompileError.Hint).
 var includeDirs = sync.OnceValue(func() []string {
-	var candidates []string
-	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
-		if d := os.Getenv(env); d != "" {
-			candidates = append(candidates, filepath.Join(d, "include"))
-		}
-	}
+	candidates := toolkitDirs("include")
 	if lib := loadedLibrary("libnvrtc"); lib != "" {
 		dir := filepath.Dir(lib)
 		candidates = append(candidates, filepath.Join(dir, "..", "include"), filepath.Join(dir, "..", "..", "include"))

@@ -23,13 +23,7 @@ func findSanitizer() (string, error) {
 	if p, err := exec.LookPath("compute-sanitizer"); err == nil {
 		return p, nil
 	}
-	var dirs []string
-	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
-		if d := os.Getenv(env); d != "" {
-			dirs = append(dirs, filepath.Join(d, "bin"))
-		}
-	}
-	for _, d := range append(dirs, "/usr/local/cuda/bin") {
+	for _, d := range append(toolkitDirs("bin"), "/usr/local/cuda/bin") {
 		p := filepath.Join(d, "compute-sanitizer")
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p, nil
