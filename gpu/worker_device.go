@@ -130,11 +130,11 @@ func (w *Worker) Run(ops ...Op) error {
 
 // Capture records ops into a CUDA graph in the worker.
 func (w *Worker) Capture(ops ...Op) (Graph, error) {
-	r, err := w.doOps("capture "+describeOps(ops), call{Method: "Capture", Ops: ops}, nil, ops)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, err := w.opsLocked("capture "+describeOps(ops), call{Method: "Capture", Ops: ops}, nil, ops)
 	if err == nil {
-		w.mu.Lock()
 		w.own("graph", r.Graph.ID)
-		w.mu.Unlock()
 	}
 	return r.Graph, err
 }
@@ -196,6 +196,12 @@ func (w *Worker) doFreeing(kind string, id uint64, op string, c call) (reply, er
 func (w *Worker) doOps(op string, c call, progress func(done, total int), ops ...[]Op) (reply, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.opsLocked(op, c, progress, ops...)
+}
+
+// opsLocked is doOps with w.mu held, for a call that must record what it
+// made before another call can replace the worker.
+func (w *Worker) opsLocked(op string, c call, progress func(done, total int), ops ...[]Op) (reply, error) {
 	if w.closed {
 		return reply{}, errors.New("gpu: device is closed")
 	}
