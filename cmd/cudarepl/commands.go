@@ -69,15 +69,20 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// exitStatus prints err, if any, and returns the status to exit with.
+// exitStatus prints err, if any, and returns the status to exit with. A
+// verdict has printed its own line: the command only says it failed.
 func exitStatus(stderr io.Writer, err error) int {
 	var ue usageError
+	var ve *lessons.VerdictError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, ue.msg)
 		return 2
+	case errors.As(err, &ve):
+		fmt.Fprintf(stderr, "cudarepl: %s does not pass\n", ve.Verdict.Kernel)
+		return 1
 	}
 	fmt.Fprintf(stderr, "cudarepl: %v\n", err)
 	return 1
@@ -231,16 +236,10 @@ func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) 
 	case err != nil:
 		return usageError{"cudarepl: " + err.Error()}
 	case v.Judged && !v.Passed():
-		return judgedError{fmt.Sprintf("%s does not pass", v.Kernel)}
+		return &lessons.VerdictError{Verdict: v}
 	}
 	return nil
 }
-
-// judgedError is a verdict already printed: the command fails, and only
-// needs to say so in one line.
-type judgedError struct{ msg string }
-
-func (e judgedError) Error() string { return e.msg }
 
 // cmdBench measures a lesson and can write the results as JSON.
 func cmdBench(args []string, stdout, stderr io.Writer) error {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"cudarepl/gpu"
 )
 
 func TestRun(t *testing.T) {
@@ -69,5 +71,20 @@ func TestCommandLines(t *testing.T) {
 		if status != tt.wantStatus || !strings.Contains(out.String(), tt.wantOut) || !strings.Contains(errb.String(), tt.wantErr) {
 			t.Errorf("%s: run(%q) = %d\nstdout %.300q\nstderr %q\nwant %d, %q, %q", tt.desc, tt.args, status, out.String(), errb.String(), tt.wantStatus, tt.wantOut, tt.wantErr)
 		}
+	}
+}
+
+// TestCommandLineVerdict: a kernel that fails its checks exits 1; the
+// verdict is on stdout, and stderr only says that it does not pass.
+func TestCommandLineVerdict(t *testing.T) {
+	replayOnly(t)
+	workspace(t)
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("a kernel that does not compile needs NVRTC to fail: %v", err)
+	}
+	var out, errb bytes.Buffer
+	status := run([]string{"check", "2", "--kernel", "../../lessons/02-vector-add/testdata/syntax_error.cu"}, &out, &errb)
+	if status != 1 || !strings.Contains(out.String(), "FAILED: vadd_exercise does not compile") || errb.String() != "cudarepl: vadd_exercise does not pass\n" {
+		t.Errorf("check of a kernel that does not compile = %d\nstdout %q\nstderr %q", status, out.String(), errb.String())
 	}
 }

@@ -190,7 +190,7 @@ func (r *repl) exec(fields []string) {
 	switch {
 	case errors.Is(err, lessons.ErrStopped):
 		fmt.Fprintln(r.out, "stopped")
-	case errors.As(err, new(judgedError)):
+	case errors.As(err, new(*lessons.VerdictError)):
 		// The verdict's line has said it.
 	case err != nil:
 		fmt.Fprintf(r.out, "error: %v\n", err)

@@ -343,4 +343,15 @@ func TestREPLEditKernel(t *testing.T) {
 	if out := transcript(t, "open 2\nedit kernel nope\n"); !strings.Contains(out, `error: lessons: vector-add has no kernel "nope"`) {
 		t.Errorf("editing a kernel the lesson lacks:\n%s", out)
 	}
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("an edit that does not compile needs NVRTC to fail: %v", err)
+	}
+	// An editor that drops a semicolon: the verdict says it fails, once.
+	broken := filepath.Join(t.TempDir(), "broken.sh")
+	os.WriteFile(broken, []byte("#!/bin/sh\nsed -i 's/a\\[i\\] + b\\[i\\];/a[i] + b[i]/' \"$1\"\n"), 0o755)
+	t.Setenv("EDITOR", broken)
+	out = transcript(t, "open 2\nedit kernel vadd_v1\n")
+	if n := strings.Count(out, "vadd_v1 does not compile"); n != 1 || strings.Contains(out, "error: FAILED") {
+		t.Errorf("an edit that does not compile says so %d times, want once, as the verdict:\n%s", n, out)
+	}
 }
