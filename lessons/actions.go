@@ -358,7 +358,7 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	rs = env.withPeaks(p, rs)
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
 	env.PrintTable(benchTable(p, rs))
-	if !anyMeasured(rs) {
+	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
 	}
 	var figs []plots.Figure
@@ -384,15 +384,6 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		}
 	}
 	return nil
-}
-
-func anyMeasured(rs []Result) bool {
-	for _, r := range rs {
-		if r.Measured() {
-			return true
-		}
-	}
-	return false
 }
 
 // savePlot writes fig under env.PlotDir, named after the lesson and step.
