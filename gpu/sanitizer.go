@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -35,11 +36,7 @@ func findSanitizer() (string, error) {
 // sanitizerArgs is the command line that starts exe under tool, logging to
 // one file per process in dir.
 func sanitizerArgs(sanitizer, tool, dir, exe string) ([]string, error) {
-	known := false
-	for _, t := range SanitizerTools {
-		known = known || t == tool
-	}
-	if !known {
+	if !slices.Contains(SanitizerTools, tool) {
 		return nil, fmt.Errorf("gpu: no compute-sanitizer tool %q (there are: %s)", tool, strings.Join(SanitizerTools, ", "))
 	}
 	args := []string{sanitizer, "--tool", tool,

@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cudarepl/kernels"
@@ -182,7 +183,7 @@ func (l *Lesson) KernelNames() []string {
 	var out []string
 	for _, src := range l.kernelSources() {
 		for _, n := range kernels.Names(src) {
-			if !containsString(out, n) {
+			if !slices.Contains(out, n) {
 				out = append(out, n)
 			}
 		}

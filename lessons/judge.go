@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cudarepl/gpu"
@@ -193,7 +194,7 @@ func likeSignature(l *Lesson, like string) (kernels.Signature, bool) {
 func (l *Lesson) kernelFiles() []string {
 	var out []string
 	add := func(f string) {
-		if f != "" && !containsString(out, f) {
+		if f != "" && !slices.Contains(out, f) {
 			out = append(out, f)
 		}
 	}
@@ -225,18 +226,9 @@ func (l *Lesson) kernelSources() []gpu.Source {
 // that declares the kernel name.
 func (l *Lesson) fileDeclaring(name string) (string, gpu.Source, error) {
 	for _, f := range l.kernelFiles() {
-		if src, err := kernels.Source(f); err == nil && containsString(kernels.Names(src), name) {
+		if src, err := kernels.Source(f); err == nil && slices.Contains(kernels.Names(src), name) {
 			return f, src, nil
 		}
 	}
 	return "", gpu.Source{}, fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
-}
-
-func containsString(v []string, s string) bool {
-	for _, x := range v {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -125,7 +126,7 @@ func benchTable(p *Problem, rs []Result) *Table {
 			continue
 		}
 		if r.PeakName != "" {
-			if note := fmt.Sprintf("peak: %.0f %s, the %s", r.Peak, unit, r.PeakName); !containsString(peaks, note) {
+			if note := fmt.Sprintf("peak: %.0f %s, the %s", r.Peak, unit, r.PeakName); !slices.Contains(peaks, note) {
 				peaks = append(peaks, note)
 			}
 		}
@@ -289,7 +290,7 @@ func (e *Env) showChecks(p *Problem, rs []Result) {
 	failed, variants, worst := false, []string{}, Result{}
 	for _, r := range rs {
 		failed = failed || r.Failed()
-		if !containsString(variants, r.Variant) {
+		if !slices.Contains(variants, r.Variant) {
 			variants = append(variants, r.Variant)
 		}
 		if r.Outcome == "" && r.Tolerance > 0 && (worst.Tolerance == 0 || r.MaxRelErr/r.Tolerance > worst.MaxRelErr/worst.Tolerance) {
