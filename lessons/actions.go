@@ -74,9 +74,10 @@ func featureArch(body string) string {
 	return ""
 }
 
-func firstLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // CheckStep runs impls once at every check size of the problem and checks

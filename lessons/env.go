@@ -70,7 +70,7 @@ func (e *Env) once(key string) bool {
 // time in a session, and briefly after that.
 func (e *Env) notCompiled(err error) {
 	if e.once("not compiled") {
-		e.printf("(kernels are not compiled here: %v)\n", firstLine(err))
+		e.printf("(kernels are not compiled here: %v)\n", firstLine(err.Error()))
 		return
 	}
 	e.printf("(not compiled: %s)\n", shortReason(err))
@@ -79,7 +79,7 @@ func (e *Env) notCompiled(err error) {
 // shortReason is the first clause of an error, without package prefixes:
 // "NVRTC not found" from "gpu: NVRTC not found (libnvrtc.so.13, …); install …".
 func shortReason(err error) string {
-	s := firstLine(err)
+	s := firstLine(err.Error())
 	s = strings.TrimPrefix(s, "gpu: ")
 	if i := strings.IndexAny(s, "(;"); i > 0 {
 		s = s[:i]

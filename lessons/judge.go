@@ -46,9 +46,9 @@ func (v Verdict) String() string {
 	case v.Judged && errors.As(v.Err, new(*gpu.CompileError)):
 		return fmt.Sprintf("FAILED: %s does not compile (the compiler's log is above)", v.Kernel)
 	case v.Judged:
-		return fmt.Sprintf("FAILED: %s: %s", v.Kernel, firstLine(v.Err))
+		return fmt.Sprintf("FAILED: %s: %s", v.Kernel, firstLine(v.Err.Error()))
 	}
-	return fmt.Sprintf("%s was not judged: %v", v.Kernel, firstLine(v.Err))
+	return fmt.Sprintf("%s was not judged: %v", v.Kernel, firstLine(v.Err.Error()))
 }
 
 // ErrNeedsGPU says a learner's kernel compiled but could not be judged.

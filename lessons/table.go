@@ -213,7 +213,7 @@ func whyNotRun(rs []Result) []string {
 		if r.Measured() || r.Detail == "" || r.Outcome == "" && r.Kind == "check" {
 			continue
 		}
-		g := &group{reason: firstLineOf(r.Detail)}
+		g := &group{reason: firstLine(r.Detail)}
 		switch r.Outcome {
 		case Refused:
 			g.head = r.Variant + " refused"
@@ -248,11 +248,6 @@ func whyNotRun(rs []Result) []string {
 		}
 	}
 	return out
-}
-
-func firstLineOf(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
 
 // checkTable lists check results. Rows that measured nothing (refused,
