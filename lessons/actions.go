@@ -204,6 +204,14 @@ type Run struct {
 	// along with the sweeps.
 	Name string
 	F    func(env *Env, l *Lesson, step string) error
+
+	// Kernel, if set, is the lesson's kernel F launches (through
+	// Env.Kernel), with Block threads per block at Size: F reads the
+	// launch back with Env.Launch. A notebook shows the three in the
+	// step's cell for the learner to change; F then runs theirs.
+	Kernel string
+	Block  int
+	Size   Size
 }
 
 // Kind is the action's name.
@@ -214,8 +222,22 @@ func (r Run) Kind() string {
 	return r.Name
 }
 
-// Do calls F.
-func (r Run) Do(env *Env, l *Lesson, step string) error { return r.F(env, l, step) }
+// Do calls F, with Env.Launch giving the step's launch: the learner's
+// where RunEdited gave one, else the Run's own.
+func (r Run) Do(env *Env, l *Lesson, step string) error {
+	saved := env.launch
+	env.launch = launch{block: r.Block, size: r.Size}
+	if ed := env.edit; ed != nil && ed.Kernel == r.Kernel {
+		if ed.Block > 0 {
+			env.launch.block = ed.Block
+		}
+		if ed.Size != nil {
+			env.launch.size = ed.Size
+		}
+	}
+	defer func() { env.launch = saved }()
+	return r.F(env, l, step)
+}
 
 // Sweep measures impls over sizes (or, with Blocks, over block sizes at
 // one size) and shows a table and a figure against the measured ceiling.

@@ -45,7 +45,21 @@ type Env struct {
 	timeout    time.Duration
 	stderr     io.Writer
 	sanitizing string // the compute-sanitizer tool the worker runs under, if any
+
+	edit   *Edit  // the learner's kernel, run in place of the course's, while set
+	launch launch // the launch of the Run step now running
 }
+
+// launch is how a Run step launches its kernel.
+type launch struct {
+	block int
+	size  Size
+}
+
+// Launch is the threads per block and the size the Run step now running
+// launches its kernel with: the learner's where they changed them, else
+// the step's own.
+func (e *Env) Launch() (block int, size Size) { return e.launch.block, e.launch.size }
 
 // Live reports whether the env has a GPU.
 func (e *Env) Live() bool { return e.Dev != nil }
@@ -143,6 +157,9 @@ func (e *Env) Kernel(src gpu.Source, name string) (gpu.Kernel, error) {
 	if !e.Live() {
 		return gpu.Kernel{}, fmt.Errorf("lessons: kernel %s: no GPU (%v)", name, e.NoGPU)
 	}
+	if ed := e.edit; ed != nil && ed.Kernel == name {
+		src = ed.in(src)
+	}
 	key := src.Name + "\x00" + name + "\x00" + src.Code
 	if k, ok := e.kernels[key]; ok {
 		return k, nil
@@ -184,6 +201,9 @@ func (e *Env) stamp(r *Result) {
 // record keeps r among the session's results, replacing an earlier result
 // of the same step, kind, variant, size and block.
 func (e *Env) record(r Result) {
+	if e.edit != nil && !strings.HasSuffix(r.Variant, yours) {
+		r.Variant += yours // measured with the learner's kernel in the course's place
+	}
 	for i, old := range e.Results.Results {
 		if old.Lesson == r.Lesson && old.Step == r.Step && old.Kind == r.Kind && old.Variant == r.Variant && old.Size == r.Size && old.Block == r.Block {
 			e.Results.Results[i] = r

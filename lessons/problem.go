@@ -28,6 +28,10 @@ type Impl struct {
 	Name    string // the kernel's name, or the library's, e.g. "vadd_v2", "cuBLAS"
 	Summary string // what it changes and why, from the kernel's // vN: line
 	Library bool   // runs a library, not a kernel of the lesson
+	// Kernels are the lesson's kernels a library impl launches besides the
+	// library (Setup loads them through Env.Kernel): each can be edited and
+	// tried, checked and timed as this impl.
+	Kernels []string
 	Like    string // launch it as this impl is launched (exercises)
 	Block   int    // default threads per block; 256 when 0
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"cudarepl/gpu"
@@ -43,10 +44,15 @@ func (l *Lesson) kernelFunction(name string) (gpu.Source, string, error) {
 	return src, fn, err
 }
 
-// Tryable reports whether name is a kernel the lesson runs as a version of
-// a problem, whose edits can therefore be checked and timed, and how the
-// course launches it: threads per block and the size it is timed at.
+// Tryable reports whether name is a kernel whose edits can be checked and
+// timed: one the lesson runs as a version of a problem, or one that
+// versions launch beside a library (Impl.Kernels). It says how the course
+// launches it: threads per block (0 where the version that launches it
+// decides) and the size it is timed at.
 func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
+	if p, ims := l.launchedBy(name); len(ims) > 0 {
+		return 0, l.benchSize(p), true
+	}
 	p, err := l.findVariant(name)
 	if err != nil {
 		return 0, nil, false
@@ -56,6 +62,23 @@ func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
 		return 0, nil, false
 	}
 	return im.block(), l.benchSize(p), true
+}
+
+// launchedBy returns the versions that launch kernel name beside a
+// library, and their problem.
+func (l *Lesson) launchedBy(name string) (*Problem, []Impl) {
+	for _, p := range l.Problems() {
+		var ims []Impl
+		for _, im := range p.Impls {
+			if slices.Contains(im.Kernels, name) {
+				ims = append(ims, im)
+			}
+		}
+		if len(ims) > 0 {
+			return p, ims
+		}
+	}
+	return nil, nil
 }
 
 // benchSize is the size a problem's versions are timed at when one is
@@ -85,6 +108,9 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 	}
 	block, size, ok := l.Tryable(ed.Kernel)
 	if !ok {
+		if i, ok := l.stepLaunching(ed.Kernel); ok {
+			return e.RunEdited(l, i, ed)
+		}
 		return fmt.Errorf("lessons: %s: %s is not run as a version of the lesson's problems, so it cannot be checked on its own", l.Slug, ed.Kernel)
 	}
 	if ed.Block <= 0 {
@@ -96,21 +122,182 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) && ed.Block == block && ed.Size.String() == size.String() {
 		return ErrUnchanged
 	}
-	if !strings.Contains(ed.Code, ed.Kernel) {
-		return fmt.Errorf("lessons: your version must keep the kernel's name, %s, and its parameters", ed.Kernel)
+	if err := ed.valid(len(size)); err != nil {
+		return err
 	}
-	yours := gpu.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
+	if p, ims := l.launchedBy(ed.Kernel); len(ims) > 0 {
+		if ed.Block != 0 {
+			return fmt.Errorf("lessons: %s launches %s with blocks of its own choosing: leave the block size at 0", ims[0].Name, ed.Kernel)
+		}
+		return e.tryLaunched(l, p, ims, ed)
+	}
+	yours := ed.in(src)
 	v, err := e.Judge(l, Submission{File: yours.Name, Code: yours.Code, Kernel: ed.Kernel, Like: ed.Kernel, Block: ed.Block})
 	if err != nil {
 		return err
 	}
 	if !v.Passed() {
-		if v.Judged {
-			return &VerdictError{v}
-		}
-		return nil // compiled only: the verdict said why
+		return e.verdictErr(v) // nil when compiled only: the verdict said why
 	}
 	return e.benchBeside(l, ed, yours)
+}
+
+// yours marks a result measured with the learner's kernel.
+const yours = " (yours)"
+
+// in returns src with the learner's function in place of the course's
+// kernel, under a name that says whose it is; src itself where they
+// changed nothing.
+func (ed Edit) in(src gpu.Source) gpu.Source {
+	orig, err := kernels.Function(src, ed.Kernel)
+	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(ed.Code) {
+		return src
+	}
+	return gpu.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
+}
+
+// valid says what is wrong with an edit before anything compiles: a
+// renamed kernel, a block no GPU launches, a size that is not dims
+// positive numbers.
+func (ed Edit) valid(dims int) error {
+	switch {
+	case !strings.Contains(ed.Code, ed.Kernel):
+		return fmt.Errorf("lessons: your version must keep the kernel's name, %s, and its parameters", ed.Kernel)
+	case ed.Block < 0 || ed.Block > 1024:
+		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", ed.Block)
+	case ed.Size != nil && len(ed.Size) != dims:
+		return fmt.Errorf("lessons: size %s has %d numbers; %s takes %d", ed.Size, len(ed.Size), ed.Kernel, dims)
+	}
+	for _, v := range ed.Size {
+		if v < 1 {
+			return fmt.Errorf("lessons: size %s: every number must be at least 1", ed.Size)
+		}
+	}
+	return nil
+}
+
+// tryLaunched checks the learner's version of a kernel that the versions
+// ims launch beside a library (lesson 11's bias and ReLU after cuDNN's
+// convolution) with every check those versions pass, then times each
+// version with theirs and with the course's at ed's size.
+func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
+	src, err := kernelSource(l, p.Kernels)
+	if err != nil {
+		return err
+	}
+	mine := ed.in(src)
+	v := Verdict{Kernel: ed.Kernel + yours, Like: ed.Kernel}
+	img, err := e.compile(mine, nil)
+	if err != nil {
+		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
+		return e.verdictErr(e.verdict(v))
+	}
+	if res, ok := img.Kernel(ed.Kernel); ok {
+		e.printf("%s compiled: %s\n", mine.Name, resourceLine(res))
+	}
+	if !e.Live() {
+		v.Err = ErrNeedsGPU
+		e.verdict(v)
+		return nil
+	}
+	v.Judged = true
+	e.edit = &ed
+	for _, im := range ims {
+		rs, err := checkImpl(e, l, p, "check", im, gpu.Kernel{}, len(v.Results), len(ims)*len(p.CheckSizes))
+		v.Results = append(v.Results, rs...)
+		if err != nil && v.Err == nil {
+			v.Err = err
+		}
+	}
+	e.edit = nil
+	e.progress(1, 1, "")
+	e.PrintTable(checkTable(v.Results))
+	if err := e.verdictErr(e.verdict(v)); err != nil {
+		return err
+	}
+	if err := e.fits(p, ed.Size); err != nil {
+		return err
+	}
+	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
+	var rs []Result
+	for _, im := range ims {
+		course, err := benchPoint(e, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
+		if err != nil {
+			return err
+		}
+		e.edit = &ed
+		r, err := benchPoint(e, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
+		e.edit = nil
+		if err != nil {
+			return err
+		}
+		r.Variant = im.Name + yours
+		rs = append(rs, r, course)
+	}
+	e.PrintTable(benchTable(p, rs))
+	for i := 0; i < len(rs); i += 2 {
+		e.printf("%s: %.1f %s with yours, %.1f %s with the course's %s (%s, %s)\n", ims[i/2].Name, rs[i].Throughput, rs[i].Unit,
+			rs[i+1].Throughput, rs[i+1].Unit, ed.Kernel, p.label(ed.Size), ResultSet{Results: rs}.Source())
+	}
+	return nil
+}
+
+// verdictErr is a judged verdict's failure as a VerdictError, or nil.
+func (e *Env) verdictErr(v Verdict) error {
+	if v.Judged && !v.Passed() {
+		return &VerdictError{v}
+	}
+	return nil
+}
+
+// stepLaunching returns the index of the Run step that launches kernel
+// name.
+func (l *Lesson) stepLaunching(name string) (int, bool) {
+	for i, s := range l.Steps {
+		if r, ok := s.Action.(Run); ok && r.Kernel == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// RunEdited runs step i (from 0) of l, a Run that launches ed's kernel,
+// with the learner's kernel and launch in place of the course's: the
+// step's own checks judge it, and what the step shows is theirs. The
+// course's kernel as the course launches it runs the step as written.
+func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
+	if i < 0 || i >= len(l.Steps) {
+		return fmt.Errorf("lessons: %s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
+	}
+	step := l.Steps[i]
+	r, ok := step.Action.(Run)
+	if !ok || r.Kernel == "" || r.Kernel != ed.Kernel {
+		return fmt.Errorf("lessons: %s step %d, %q, does not launch %s", l.Slug, i+1, step.Title, ed.Kernel)
+	}
+	orig, err := l.KernelSource(ed.Kernel)
+	if err != nil {
+		return err
+	}
+	if ed.Block == 0 {
+		ed.Block = r.Block
+	}
+	if ed.Size == nil {
+		ed.Size = r.Size
+	}
+	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) && ed.Block == r.Block && ed.Size.String() == r.Size.String() {
+		return r.Do(e, l, step.Title)
+	}
+	if err := ed.valid(len(r.Size)); err != nil {
+		return err
+	}
+	what := "your " + ed.Kernel
+	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) {
+		what = "the course's " + ed.Kernel
+	}
+	e.printf("Running %s: blocks of %d threads, size %s.\n", what, ed.Block, SizeArg(ed.Size))
+	e.edit = &ed
+	defer func() { e.edit = nil }()
+	return r.Do(e, l, step.Title)
 }
 
 // VerdictError is a learner's kernel that failed its checks; the verdict

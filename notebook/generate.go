@@ -131,30 +131,42 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 	return encode(nb)
 }
 
-// stepCells are the code cells of step i: one per kernel it shows, holding
-// the kernel's source and launch as Go values for the learner to change;
-// for a sweep over sizes, its sizes; otherwise one call that runs the step.
+// stepCells are the code cells of step i: one per kernel it shows or
+// launches, holding the kernel's source and launch as Go values for the
+// learner to change; for a sweep over sizes, its sizes; otherwise one call
+// that runs the step.
 func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 	const head = "import \"cudarepl/notebook\"\n\n%%\n"
 	var cells []string
+	if r, ok := l.Steps[i].Action.(lessons.Run); ok && r.Kernel != "" {
+		src, err := editable(l, r.Kernel)
+		if err != nil {
+			return nil, err
+		}
+		return []string{head + fmt.Sprintf("// The kernel this step runs, the course's %s, and its launch. Change them and run the cell:\n"+
+			"// the step runs your version and its checks judge it.\n"+
+			"block, size := %d, %q\nkernel := `%s`\nnotebook.StepWith(%q, %d, %q, kernel, block, size)",
+			r.Kernel, r.Block, lessons.SizeArg(r.Size), src, l.Slug, i+1, r.Kernel)}, nil
+	}
 	for _, name := range l.StepKernels(i) {
 		block, size, ok := l.Tryable(name)
 		if !ok {
 			cells = nil
 			break
 		}
-		src, err := l.KernelSource(name)
+		src, err := editable(l, name)
 		if err != nil {
 			return nil, err
 		}
-		if strings.Contains(src, "`") {
-			return nil, fmt.Errorf("notebook: %s: kernel %s holds a backquote, which cannot go in a Go raw string", l.Slug, name)
+		change := "the kernel, the block size or the size"
+		if block == 0 {
+			change = "the kernel or the size (the version that launches it picks the block: leave it 0)"
 		}
-		cells = append(cells, head+fmt.Sprintf("// The course's %s. Change the kernel, the block size or the size and run the cell:\n"+
+		cells = append(cells, head+fmt.Sprintf("// The course's %s. Change %s and run the cell:\n"+
 			"// your version is checked as the course's is and timed beside it. Unchanged, the cell shows the\n"+
 			"// kernel and what the compiler made of it.\n"+
 			"block, size := %d, %q\nkernel := `%s`\nnotebook.Try(%q, %q, kernel, block, size)",
-			name, block, lessons.SizeArg(size), src, l.Slug, name))
+			name, change, block, lessons.SizeArg(size), src, l.Slug, name))
 	}
 	if len(cells) > 0 {
 		return cells, nil
@@ -168,6 +180,18 @@ func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 			"sizes := []string{%s}\nnotebook.Bench(%q, %d, sizes...)", strings.Join(args, ", "), l.Slug, i+1)}, nil
 	}
 	return []string{head + fmt.Sprintf("notebook.Step(%q, %d)", l.Slug, i+1)}, nil
+}
+
+// editable is kernel name's source as a cell holds it, in a Go raw string.
+func editable(l *lessons.Lesson, name string) (string, error) {
+	src, err := l.KernelSource(name)
+	if err != nil {
+		return "", err
+	}
+	if strings.Contains(src, "`") {
+		return "", fmt.Errorf("notebook: %s: kernel %s holds a backquote, which cannot go in a Go raw string", l.Slug, name)
+	}
+	return src, nil
 }
 
 // encode writes nb as Jupyter does: one-space indents, HTML left as is.

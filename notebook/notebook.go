@@ -38,6 +38,14 @@ func Try(slug, name, code string, block int, size string) {
 	report(inCell().Try(slug, name, code, block, size))
 }
 
+// StepWith runs step n (from 1) of the lesson, a step that launches the
+// kernel name, with code in its place, launched with block threads per
+// block at size: the step's own checks judge it. Unchanged, it runs the
+// step as written.
+func StepWith(slug string, n int, name, code string, block int, size string) {
+	report(inCell().StepWith(slug, n, name, code, block, size))
+}
+
 // Bench runs step n of the lesson, a sweep, at sizes (as the command line
 // writes them) instead of its own.
 func Bench(slug string, n int, sizes ...string) { report(inCell().Bench(slug, n, sizes...)) }
@@ -157,6 +165,17 @@ func (c *Cell) Try(slug, name, code string, block int, size string) error {
 			return l.ShowKernel(env, name)
 		}
 		return err
+	})
+}
+
+// StepWith runs step n with the learner's version of kernel name.
+func (c *Cell) StepWith(slug string, n int, name, code string, block int, size string) error {
+	sizes, err := lessons.ParseSizes([]string{size})
+	if err != nil {
+		return err
+	}
+	return c.in(slug, func(l *lessons.Lesson) error { return stepIn(l, n) }, func(l *lessons.Lesson, env *lessons.Env) error {
+		return env.RunEdited(l, n-1, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
 	})
 }
 

@@ -57,6 +57,9 @@ func TestGenerateShape(t *testing.T) {
 			case stepCall.MatchString(s):
 				n, _ := strconv.Atoi(stepCall.FindStringSubmatch(s)[2])
 				steps[n] = true
+			case withCall.MatchString(s):
+				n, _ := strconv.Atoi(withCall.FindStringSubmatch(s)[5])
+				steps[n] = true
 			case benchCall.MatchString(s):
 				n, _ := strconv.Atoi(benchCall.FindStringSubmatch(s)[3])
 				steps[n] = true
@@ -216,6 +219,59 @@ func TestTryInReplay(t *testing.T) {
 		err := c.Try("vector-add", "vadd_v1", tt.code, tt.block, "2^26")
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%s: Try = %v, want %q", tt.desc, err, tt.wantErr)
+		}
+		if !strings.Contains(out.String(), tt.want) {
+			t.Errorf("%s: output lacks %q:\n%s", tt.desc, tt.want, out.String())
+		}
+	}
+}
+
+// TestEditedStepInReplay: a step that launches a kernel runs the learner's
+// version and launch; without a GPU it says what it would run. Bad
+// launches are turned down in one line before anything runs, and a kernel
+// launched beside a library can be tried, its block left to the library.
+func TestEditedStepInReplay(t *testing.T) {
+	hello, _ := lessons.Find("hello-gpu")
+	where, err := hello.KernelSource("where_am_i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fusion, _ := lessons.Find("cudnn-fusion")
+	biasRelu, err := fusion.KernelSource("bias_relu_nhwc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		desc    string
+		run     func(c *Cell) error
+		want    string // in the output
+		wantErr string
+	}{
+		{"unchanged", func(c *Cell) error { return c.StepWith("hello-gpu", 2, "where_am_i", where, 128, "2048") },
+			"runs where_am_i on 2048 threads, in blocks of 128", ""},
+		{"a launch of its own", func(c *Cell) error { return c.StepWith("hello-gpu", 2, "where_am_i", where, 32, "100") },
+			"Running the course's where_am_i: blocks of 32 threads, size 100", ""},
+		{"a block too large", func(c *Cell) error { return c.StepWith("hello-gpu", 2, "where_am_i", where, 2048, "100") },
+			"", "a block holds 1 to 1024"},
+		{"a size of two numbers", func(c *Cell) error { return c.StepWith("hello-gpu", 2, "where_am_i", where, 128, "10x10") },
+			"", "has 2 numbers; where_am_i takes 1"},
+		{"a step that launches another kernel", func(c *Cell) error { return c.StepWith("hello-gpu", 1, "where_am_i", where, 128, "2048") },
+			"", "does not launch where_am_i"},
+		{"no such step", func(c *Cell) error { return c.StepWith("hello-gpu", 99, "where_am_i", where, 128, "2048") },
+			"", "not 99"},
+		{"the name lost", func(c *Cell) error {
+			return c.StepWith("hello-gpu", 2, "where_am_i", strings.ReplaceAll(where, "where_am_i", "mine"), 128, "2048")
+		}, "", "must keep the kernel's name"},
+		{"a kernel launched beside a library, with a block", func(c *Cell) error {
+			return c.Try("cudnn-fusion", "bias_relu_nhwc", biasRelu, 128, "2x8x10x10x16")
+		}, "", "leave the block size at 0"},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU"), Workspace: t.TempDir()}}
+		err := tt.run(c)
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%s: %v, want %q", tt.desc, err, tt.wantErr)
 		}
 		if !strings.Contains(out.String(), tt.want) {
 			t.Errorf("%s: output lacks %q:\n%s", tt.desc, tt.want, out.String())

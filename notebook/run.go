@@ -17,6 +17,7 @@ var (
 	stepCall  = regexp.MustCompile(`notebook\.Step\("([^"]+)",\s*(\d+)\)`)
 	checkCall = regexp.MustCompile("(?s)kernel := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*kernel\\)")
 	tryCall   = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.Try\\(\"([^\"]+)\", \"([^\"]+)\", kernel, block, size\\)")
+	withCall  = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.StepWith\\(\"([^\"]+)\", (\\d+), \"([^\"]+)\", kernel, block, size\\)")
 	benchCall = regexp.MustCompile(`sizes := \[\]string\{(.*?)\}\s*\nnotebook\.Bench\("([^"]+)", (\d+), sizes\.\.\.\)`)
 )
 
@@ -114,7 +115,8 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 	}
 	c := &Cell{Out: rec, Env: env}
 	var err, stepErr error
-	switch m, k, tr, b := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src); {
+	switch m, k, tr, w, b := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
+		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src); {
 	case k != nil:
 		err = c.Check(k[2], k[1])
 	case tr != nil:
@@ -122,6 +124,13 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 		err = c.Try(tr[4], tr[5], tr[3], block, tr[2])
 		if err != nil {
 			stepErr = fmt.Errorf("%s kernel %s: %w", tr[4], tr[5], err)
+		}
+	case w != nil:
+		block, _ := strconv.Atoi(w[1])
+		step, _ := strconv.Atoi(w[5])
+		err = c.StepWith(w[4], step, w[6], w[3], block, w[2])
+		if err != nil {
+			stepErr = fmt.Errorf("%s step %d: %w", w[4], step, err)
 		}
 	case b != nil:
 		step, _ := strconv.Atoi(b[3])

@@ -29,9 +29,10 @@ func deviceTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 // whereAmI runs where_am_i, checks what every thread wrote, and shows which
 // SM ran each block.
 func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
-	const blocks, threads = 16, 128
+	threads, size := env.Launch()
+	n := size[0]
 	if !env.Live() {
-		fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d blocks of %d threads on a GPU.\n", blocks, threads)
+		fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d threads, in blocks of %d, on a GPU.\n", n, threads)
 		return nil
 	}
 	src, _ := kernels.Source("hello.cu")
@@ -39,7 +40,7 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if err != nil {
 		return err
 	}
-	cs, err := setupWhere(env, lessons.Size{blocks * threads})
+	cs, err := env.Setup(l.Problem, size)
 	if err != nil {
 		return err
 	}
@@ -53,6 +54,7 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 		return err
 	}
 	_, err = c.Check()
+	blocks := gpu.Blocks(n, threads)
 	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
 		DType: "int32", Block: threads, Passed: err == nil}
 	if err != nil {
@@ -62,17 +64,27 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if err != nil {
 		return err
 	}
-	var parts []string
+	fmt.Fprintf(env.Out, "block→SM: %s\n", blockMap(c.sms, blocks, threads, 32))
 	distinct := map[int32]bool{}
-	for b := 0; b < blocks; b++ {
-		sm := c.sms[b*threads]
-		parts = append(parts, fmt.Sprintf("%d→%d", b, sm))
-		distinct[sm] = true
+	for i := 0; i < n; i += threads {
+		distinct[c.sms[i]] = true
 	}
-	fmt.Fprintf(env.Out, "block→SM: %s\n", strings.Join(parts, " "))
 	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index, and nothing past the end. %d blocks ran on %d different SMs of %d.\n",
-		blocks*threads, blocks, len(distinct), env.Dev.Info().SMs)
+		n, blocks, len(distinct), env.Dev.Info().SMs)
 	return nil
+}
+
+// blockMap writes "block→SM" for the first most blocks, and how many more
+// there are.
+func blockMap(sms []int32, blocks, threads, most int) string {
+	var parts []string
+	for b := 0; b < min(blocks, most); b++ {
+		parts = append(parts, fmt.Sprintf("%d→%d", b, sms[b*threads]))
+	}
+	if blocks > most {
+		parts = append(parts, fmt.Sprintf("… and %d blocks more", blocks-most))
+	}
+	return strings.Join(parts, " ")
 }
 
 // checkWhere checks what where_am_i wrote and returns each block's SM.

@@ -60,8 +60,10 @@ func problem() *lessons.Problem {
 		CheckSizes: []lessons.Size{{2, 8, 10, 10, 16}, {3, 16, 13, 7, 24}},
 		Impls: []lessons.Impl{
 			{Name: convAlone, Summary: "the convolution only, for reference: the floor for the whole layer", Library: true},
-			{Name: unfused, Summary: "a conv graph, then bias_add_nhwc, then relu_h: y crosses memory five times", Library: true},
-			{Name: unfusedOne, Summary: "a conv graph, then bias_relu_nhwc, one elementwise kernel: y crosses memory three times", Library: true},
+			{Name: unfused, Summary: "a conv graph, then bias_add_nhwc, then relu_h: y crosses memory five times", Library: true,
+				Kernels: []string{"bias_add_nhwc", "relu_h"}},
+			{Name: unfusedOne, Summary: "a conv graph, then bias_relu_nhwc, one elementwise kernel: y crosses memory three times", Library: true,
+				Kernels: []string{"bias_relu_nhwc"}},
 			{Name: fused, Summary: "one graph, bias and ReLU applied in the convolution's epilogue (heuristics' first plan)", Library: true},
 			{Name: autotuned, Summary: "the same graph, every candidate plan timed and the fastest kept", Library: true},
 		},
