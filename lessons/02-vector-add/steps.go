@@ -64,6 +64,6 @@ func boundsCheck(env *lessons.Env, l *lessons.Lesson, step string) error {
 		fmt.Fprintf(env.Out, "The check passed: with n a multiple of the block there are no spare threads, so nothing lands past the end. The guard is for every other n.\n")
 		return nil
 	}
-	fmt.Fprintf(env.Out, "The check passed: nothing landed past the end of c, so this kernel keeps its spare threads in (a guard, or an equivalent).\n")
+	fmt.Fprintf(env.Out, "The check passed: nothing landed past the end of c, so this kernel keeps its spare threads from writing (a guard, or an equivalent).\n")
 	return nil
 }
