@@ -287,7 +287,14 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 	var pts []point
 	for _, im := range impls {
 		if len(s.Blocks) > 0 {
-			for _, b := range s.Blocks {
+			blocks := s.Blocks
+			if len(env.Blocks) > 0 {
+				blocks = env.Blocks
+			}
+			for _, b := range blocks {
+				if err := ValidBlock(b); err != nil {
+					return nil, err
+				}
 				pts = append(pts, point{im, s.Sizes[0], b})
 			}
 			continue

@@ -26,6 +26,7 @@ type Env struct {
 	Workspace string          // where exercise copies live
 	Width     int             // columns for terminal charts; 80 when 0
 	Sizes     []Size          // overrides the sizes of size sweeps when set
+	Blocks    []int           // overrides the block sizes of block-size sweeps when set
 	Progress  func(done, total int, what string)
 
 	// ShowTable and ShowFigure, when set, display tables and figures in

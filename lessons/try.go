@@ -145,6 +145,14 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 // yours marks a result measured with the learner's kernel.
 const yours = " (yours)"
 
+// ValidBlock says why b threads per block cannot be launched, or nil.
+func ValidBlock(b int) error {
+	if b < 1 || b > 1024 {
+		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", b)
+	}
+	return nil
+}
+
 // in returns src with the learner's function in place of the course's
 // kernel, under a name that says whose it is; src itself where they
 // changed nothing.
@@ -163,8 +171,8 @@ func (ed Edit) valid(dims int) error {
 	switch {
 	case !strings.Contains(ed.Code, ed.Kernel):
 		return fmt.Errorf("lessons: your version must keep the kernel's name, %s, and its parameters", ed.Kernel)
-	case ed.Block < 0 || ed.Block > 1024:
-		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", ed.Block)
+	case ed.Block != 0 && ValidBlock(ed.Block) != nil:
+		return ValidBlock(ed.Block)
 	case ed.Size != nil && len(ed.Size) != dims:
 		return fmt.Errorf("lessons: size %s has %d numbers; %s takes %d", ed.Size, len(ed.Size), ed.Kernel, dims)
 	}
@@ -374,6 +382,16 @@ func (l *Lesson) StepSizes(i int) ([]Size, bool) {
 		return nil, false
 	}
 	return sw.Sizes, true
+}
+
+// StepBlocks returns the threads per block step i (from 0) measures, and
+// its one size, where it is a sweep over block sizes.
+func (l *Lesson) StepBlocks(i int) ([]int, Size, bool) {
+	sw, ok := l.Steps[i].Action.(Sweep)
+	if !ok || len(sw.Blocks) == 0 {
+		return nil, nil, false
+	}
+	return sw.Blocks, sw.Sizes[0], true
 }
 
 // sizeSweep returns step i's sweep where it is one over sizes, not over

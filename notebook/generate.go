@@ -179,6 +179,14 @@ func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 		return []string{head + fmt.Sprintf("// The sizes this step measures: change them and run the cell to measure others.\n"+
 			"sizes := []string{%s}\nnotebook.Bench(%q, %d, sizes...)", strings.Join(args, ", "), l.Slug, i+1)}, nil
 	}
+	if blocks, size, ok := l.StepBlocks(i); ok {
+		args := make([]string, len(blocks))
+		for j, b := range blocks {
+			args[j] = fmt.Sprint(b)
+		}
+		return []string{head + fmt.Sprintf("// The threads per block this step measures, at %s: change them and run the cell to measure others.\n"+
+			"blocks := []int{%s}\nnotebook.Blocks(%q, %d, blocks...)", lessons.SizeArg(size), strings.Join(args, ", "), l.Slug, i+1)}, nil
+	}
 	return []string{head + fmt.Sprintf("notebook.Step(%q, %d)", l.Slug, i+1)}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
@@ -49,6 +50,10 @@ func StepWith(slug string, n int, name, code string, block int, size string) {
 // Bench runs step n of the lesson, a sweep, at sizes (as the command line
 // writes them) instead of its own.
 func Bench(slug string, n int, sizes ...string) { report(inCell().Bench(slug, n, sizes...)) }
+
+// Blocks runs step n of the lesson, a sweep over threads per block, at
+// blocks instead of its own.
+func Blocks(slug string, n int, blocks ...int) { report(inCell().Blocks(slug, n, blocks...)) }
 
 // Sanitize judges code as Check does, with the kernel run under
 // compute-sanitizer's tool ("memcheck", "racecheck", "synccheck" or
@@ -202,6 +207,40 @@ func (c *Cell) Bench(slug string, n int, sizes ...string) error {
 				fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
 			}
 			env.Sizes = parsed
+		}
+		s := l.Steps[n-1]
+		return s.Action.Do(env, l, s.Title)
+	})
+}
+
+// Blocks runs step n, a sweep over block sizes, at blocks; at its own, as
+// written.
+func (c *Cell) Blocks(slug string, n int, blocks ...int) error {
+	var own []int
+	ready := func(l *lessons.Lesson) error {
+		if err := stepIn(l, n); err != nil {
+			return err
+		}
+		var ok bool
+		if own, _, ok = l.StepBlocks(n - 1); !ok {
+			return fmt.Errorf("%s step %d is not a sweep over block sizes", l.Slug, n)
+		}
+		if len(blocks) == 0 {
+			return fmt.Errorf("no block sizes given: name at least one, such as 256")
+		}
+		for _, b := range blocks {
+			if err := lessons.ValidBlock(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return c.in(slug, ready, func(l *lessons.Lesson, env *lessons.Env) error {
+		if !slices.Equal(blocks, own) {
+			if !env.Live() {
+				fmt.Fprintf(env.Out, "No GPU here: replay shows the block sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
+			}
+			env.Blocks = blocks
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)

@@ -57,6 +57,9 @@ func TestGenerateShape(t *testing.T) {
 			case stepCall.MatchString(s):
 				n, _ := strconv.Atoi(stepCall.FindStringSubmatch(s)[2])
 				steps[n] = true
+			case blocksCall.MatchString(s):
+				n, _ := strconv.Atoi(blocksCall.FindStringSubmatch(s)[3])
+				steps[n] = true
 			case withCall.MatchString(s):
 				n, _ := strconv.Atoi(withCall.FindStringSubmatch(s)[5])
 				steps[n] = true
@@ -262,6 +265,13 @@ func TestEditedStepInReplay(t *testing.T) {
 		{"the name lost", func(c *Cell) error {
 			return c.StepWith("hello-gpu", 2, "where_am_i", strings.ReplaceAll(where, "where_am_i", "mine"), 128, "2048")
 		}, "", "must keep the kernel's name"},
+		{"block sizes of its own", func(c *Cell) error { return c.Blocks("vector-add", 6, 96, 192) },
+			"replay shows the block sizes recorded", ""},
+		{"a block size too large", func(c *Cell) error { return c.Blocks("vector-add", 6, 96, 2048) },
+			"", "a block holds 1 to 1024"},
+		{"no block sizes", func(c *Cell) error { return c.Blocks("vector-add", 6) }, "", "no block sizes given"},
+		{"block sizes for a sweep over sizes", func(c *Cell) error { return c.Blocks("vector-add", 7, 128) },
+			"", "not a sweep over block sizes"},
 		{"a kernel launched beside a library, with a block", func(c *Cell) error {
 			return c.Try("cudnn-fusion", "bias_relu_nhwc", biasRelu, 128, "2x8x10x10x16")
 		}, "", "leave the block size at 0"},

@@ -14,11 +14,12 @@ import (
 )
 
 var (
-	stepCall  = regexp.MustCompile(`notebook\.Step\("([^"]+)",\s*(\d+)\)`)
-	checkCall = regexp.MustCompile("(?s)kernel := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*kernel\\)")
-	tryCall   = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.Try\\(\"([^\"]+)\", \"([^\"]+)\", kernel, block, size\\)")
-	withCall  = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.StepWith\\(\"([^\"]+)\", (\\d+), \"([^\"]+)\", kernel, block, size\\)")
-	benchCall = regexp.MustCompile(`sizes := \[\]string\{(.*?)\}\s*\nnotebook\.Bench\("([^"]+)", (\d+), sizes\.\.\.\)`)
+	stepCall   = regexp.MustCompile(`notebook\.Step\("([^"]+)",\s*(\d+)\)`)
+	checkCall  = regexp.MustCompile("(?s)kernel := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*kernel\\)")
+	tryCall    = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.Try\\(\"([^\"]+)\", \"([^\"]+)\", kernel, block, size\\)")
+	withCall   = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.StepWith\\(\"([^\"]+)\", (\\d+), \"([^\"]+)\", kernel, block, size\\)")
+	blocksCall = regexp.MustCompile(`blocks := \[\]int\{(.*?)\}\s*\nnotebook\.Blocks\("([^"]+)", (\d+), blocks\.\.\.\)`)
+	benchCall  = regexp.MustCompile(`sizes := \[\]string\{(.*?)\}\s*\nnotebook\.Bench\("([^"]+)", (\d+), sizes\.\.\.\)`)
 )
 
 // Run executes a generated notebook without Jupyter: each code cell's call
@@ -115,8 +116,8 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 	}
 	c := &Cell{Out: rec, Env: env}
 	var err, stepErr error
-	switch m, k, tr, w, b := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
-		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src); {
+	switch m, k, tr, w, b, bl := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
+		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src), blocksCall.FindStringSubmatch(src); {
 	case k != nil:
 		err = c.Check(k[2], k[1])
 	case tr != nil:
@@ -143,6 +144,18 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 		err = c.Bench(b[2], step, sizes...)
 		if err != nil {
 			stepErr = fmt.Errorf("%s step %d: %w", b[2], step, err)
+		}
+	case bl != nil:
+		step, _ := strconv.Atoi(bl[3])
+		var blocks []int
+		for _, q := range strings.Split(bl[1], ",") {
+			if b, err := strconv.Atoi(strings.TrimSpace(q)); err == nil {
+				blocks = append(blocks, b)
+			}
+		}
+		err = c.Blocks(bl[2], step, blocks...)
+		if err != nil {
+			stepErr = fmt.Errorf("%s step %d: %w", bl[2], step, err)
 		}
 	case m != nil:
 		step, _ := strconv.Atoi(m[2])
