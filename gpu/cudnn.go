@@ -41,6 +41,7 @@ type cudnnAPI struct {
 	cudnnDestroyConvolutionDescriptor       func(d uintptr) int32
 	cudnnGetConvolutionForwardWorkspaceSize func(h, x, w, conv, y uintptr, algo int32, size *uint64) int32
 	cudnnConvolutionForward                 func(h uintptr, alpha unsafe.Pointer, x uintptr, xp uint64, w uintptr, wp uint64, conv uintptr, algo int32, ws uint64, wsSize uint64, beta unsafe.Pointer, y uintptr, yp uint64) int32
+	cudnnSoftmaxForward                     func(h uintptr, algo, mode int32, alpha unsafe.Pointer, x uintptr, xp uint64, beta unsafe.Pointer, y uintptr, yp uint64) int32 // nil where cuDNN has dropped it
 }
 
 var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
@@ -75,7 +76,8 @@ var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
 		"cudnnDestroyConvolutionDescriptor":       &a.cudnnDestroyConvolutionDescriptor,
 		"cudnnGetConvolutionForwardWorkspaceSize": &a.cudnnGetConvolutionForwardWorkspaceSize,
 		"cudnnConvolutionForward":                 &a.cudnnConvolutionForward,
-	})
+		"cudnnSoftmaxForward":                     &a.cudnnSoftmaxForward,
+	}, "cudnnSoftmaxForward")
 	if err != nil {
 		return nil, err
 	}

@@ -103,9 +103,10 @@ func (r CudnnPlanReport) ChosenCandidate() CudnnCandidate {
 
 // cudnnRequest is what CallLibrary("cudnn", …) carries.
 type cudnnRequest struct {
-	Kind string // "plan", "conv_algos", "drop_cache"
-	Run  CudnnRun
-	Conv CudnnConv
+	Kind    string // "plan", "conv_algos", "drop_cache", "run", "conv", "softmax"
+	Run     CudnnRun
+	Conv    CudnnConv
+	Softmax CudnnSoftmax
 }
 
 // CudnnPlanCall asks for (building or finding) the plan of r, without
@@ -172,6 +173,8 @@ func (cudnnLibrary) Prepare(lc *LibContext, data []byte) (func() error, func(), 
 		return st.execFunc(p.plan, p.report.Workspace, req.Run)
 	case "conv":
 		return st.prepareConv(req.Conv)
+	case "softmax":
+		return st.prepareSoftmax(req.Softmax)
 	}
 	return nil, nil, fmt.Errorf("gpu: cudnn: no stream work %q", req.Kind)
 }

@@ -44,7 +44,7 @@ type Version struct {
 
 var (
 	versionLine = regexp.MustCompile(`^//\s*v(\d+):\s*(.+)$`)
-	kernelDecl  = regexp.MustCompile(`__global__\s+(?:__launch_bounds__\([^)]*\)\s+)?void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(`)
+	kernelDecl  = regexp.MustCompile(`__global__\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*void\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*(\w+)\s*\(`)
 )
 
 // Ladder returns the versions declared in src, in file order. A "// vN:"

@@ -119,6 +119,8 @@ func TestSignatures(t *testing.T) {
 			[]string{"vector_add(const float*, const float*, float*, int)"}},
 		{"launch bounds, const pointer, unsigned", "__global__ void __launch_bounds__(256) k(float* const out, unsigned int n, long long m)",
 			[]string{"k(float*, unsigned int, long long)"}},
+		{"cluster dims and launch bounds", "extern \"C\" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) k(const float* x, int n)",
+			[]string{"k(const float*, int) C"}},
 		{"extern C block and a comment", "extern \"C\" {\n// __global__ void commented(int x)\n__global__ void a(int n) {}\n}\n__global__ void b() {}",
 			[]string{"a(int) C", "b()"}},
 		{"template left out", "template <int T>\n__global__ void t(float* x) {}\n__global__ void u(float* x) {}",

@@ -23,7 +23,7 @@ func (s Signature) Takes(other Signature) bool {
 }
 
 var (
-	globalDecl = regexp.MustCompile(`__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s+)?(\w+)\s*\(`)
+	globalDecl = regexp.MustCompile(`__global__\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*void\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*(\w+)\s*\(`)
 	externC    = regexp.MustCompile(`extern\s+"C"\s*$`)
 	externCAt  = regexp.MustCompile(`extern\s+"C"\s*\{`)
 	comments   = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)

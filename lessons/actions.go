@@ -247,6 +247,7 @@ type Sweep struct {
 	Sizes  []Size
 	Blocks []int  // if set, the x axis is threads per block, at Sizes[0]
 	XLabel string // with its unit, e.g. "elements (n)"
+	XDim   int    // which number of a size the x axis shows: the first (0) unless set
 
 	Problem *Problem // nil: the lesson's
 	Memory  bool     // also draw the device memory each point took
@@ -592,7 +593,7 @@ func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plot
 			bySeries[r.Variant] = se
 			names = append(names, r.Variant)
 		}
-		x := float64(r.Dims[0])
+		x := float64(r.Dims[min(s.XDim, len(r.Dims)-1)])
 		if len(s.Blocks) > 0 {
 			x = float64(r.Block)
 		}

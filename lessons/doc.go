@@ -13,6 +13,7 @@
 //  7. precision: Precision
 //  10. cudnn-conv: cuDNN convolutions
 //  11. cudnn-fusion: Fused cuDNN graphs
+//  12. softmax: Softmax
 //
 // Adding a lesson is adding its folder and its kernels file, then running
 // "go generate ./..." from the repository's root: that registers it

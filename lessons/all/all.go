@@ -11,4 +11,5 @@ import (
 	_ "cudarepl/lessons/07-precision"
 	_ "cudarepl/lessons/10-cudnn-conv"
 	_ "cudarepl/lessons/11-cudnn-fusion"
+	_ "cudarepl/lessons/12-softmax"
 )

@@ -1,0 +1,336 @@
+// Package softmax is lesson 12: softmax over the rows of a matrix, from one
+// thread per row to rows held in registers and clusters of blocks sharing
+// a row, against cuDNN and the copy ceiling.
+package softmax
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+//go:embed testdata
+var testdata embed.FS
+
+// elements is how many a benchmark point holds: rows × columns = 2²⁶.
+const elements = 1 << 26
+
+func init() {
+	var widths []lessons.Size
+	for _, cols := range []int{128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1 << 18} {
+		widths = append(widths, lessons.Size{elements / cols, cols})
+	}
+	lessons.Register(lessons.Def{
+		Number: 12, Slug: "softmax", Markdown: markdown, Kernels: "softmax.cu", Problem: problem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Starter: starter,
+			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "solution.cu", Sanitize: "racecheck"},
+			{File: "no_max.cu", Want: "not finite"},
+			{File: "max_from_zero.cu", Want: "not finite"},
+			{File: "skips_tail.cu", Want: "check: y["},
+		},
+		Actions: map[string]lessons.Action{
+			"One thread per row":      lessons.ShowKernel{Names: []string{"softmax_v1"}},
+			"Why subtract the max":    lessons.Run{F: stability, Kernel: "softmax_unsafe", Block: 256, Size: lessons.Size{4, 1000}},
+			"A block per row":         lessons.ShowKernel{Names: []string{"softmax_v2"}},
+			"Warp shuffles":           lessons.ShowKernel{Names: []string{"softmax_v3"}},
+			"Online softmax":          lessons.ShowKernel{Names: []string{"softmax_v4"}},
+			"One read":                lessons.ShowKernel{Names: []string{"softmax_v5"}},
+			"Rows wider than a block": lessons.ShowKernel{Names: []string{"softmax_v6"}},
+			"Check":                   lessons.CheckStep{},
+			"Bandwidth": lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
+				Sizes: widths, XDim: 1},
+			"Exercise": lessons.ExerciseStep{},
+		},
+	})
+}
+
+// The versions' limits, and the library's name as an impl.
+const (
+	v5MaxCols = 32 * 1024     // 32 floats in registers for each of up to 1024 threads
+	v6MinCols = 16 * 1024     // narrower rows fill the GPU with a block each
+	v6MaxCols = 8 * v5MaxCols // 8 blocks of the cluster, each v5's most
+	cudnnName = "cuDNN"
+)
+
+func problem() *lessons.Problem {
+	impls := lessons.LadderImpls("softmax.cu")
+	for i := range impls {
+		switch impls[i].Name {
+		case "softmax_v5":
+			impls[i].Requires = func(s lessons.Size) error {
+				if s[1] > v5MaxCols {
+					return fmt.Errorf("holds at most %d columns in registers", v5MaxCols)
+				}
+				return nil
+			}
+		case "softmax_v6":
+			impls[i].Arch = "sm_90a"
+			impls[i].Requires = func(s lessons.Size) error {
+				if s[1] < v6MinCols || s[1] > v6MaxCols {
+					return fmt.Errorf("a cluster per row is for %d to %d columns", v6MinCols, v6MaxCols)
+				}
+				return nil
+			}
+		}
+	}
+	impls = append(impls, lessons.Impl{Name: cudnnName, Summary: "cudnnSoftmaxForward, accurate mode (the row's max subtracted)", Library: true})
+	return &lessons.Problem{
+		Name: "softmax", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1, 1}, {4, 3}, {8, 255}, {8, 257}, {12, 1000}, {8, 4099}, {64, 2048}, {8, 20000}, {4, 70000}},
+		Impls:      impls,
+		Setup:      setup,
+		Memory:     memory,
+		Work:       func(s lessons.Size) float64 { return 8 * float64(s[0]) * float64(s[1]) }, // each element read once and written once
+		SizeLabel:  func(s lessons.Size) string { return fmt.Sprintf("%d × %d", s[0], s[1]) },
+	}
+}
+
+// guardElems is the room behind y, poisoned, where a kernel that runs past
+// the last row would write.
+const guardElems = 1024
+
+const poison = 0x7fc0dead // a NaN no kernel computes by accident
+
+// memory is x and y (and the guard) on the device; on the host x, its
+// float64 reference when checked, y read back, and x and y on their way
+// through the worker.
+func memory(s lessons.Size) lessons.Memory {
+	n := int64(s[0]) * int64(s[1])
+	return lessons.Memory{Device: 8*n + 4*guardElems, Host: 4*n + 8*n + 4*n + 8*n}
+}
+
+// The kinds of row the inputs cycle through: each catches a different
+// mistake.
+const (
+	rowRandom   = iota // N(0, 4²): the usual case
+	rowLarge           // 100 … 180: exp overflows without the max subtracted
+	rowNegative        // −200 … −120: exp underflows to 0 if the max starts at 0
+	rowWide            // −30 … 30: a wide spread of magnitudes
+	rowKinds
+)
+
+// input fills a rows×cols matrix, row r of kind r mod rowKinds, from seed:
+// the same seed gives the same matrix, however many goroutines fill it.
+func input(rows, cols int, seed uint64) []float32 {
+	x := make([]float32, rows*cols)
+	byRows(rows, cols, func(r0, r1 int) {
+		rng := rand.New(rand.NewPCG(seed, uint64(r0)))
+		for r := r0; r < r1; r++ {
+			row := x[r*cols : (r+1)*cols]
+			for c := range row {
+				switch r % rowKinds {
+				case rowRandom:
+					row[c] = float32(4 * rng.NormFloat64())
+				case rowLarge:
+					row[c] = 100 + 80*rng.Float32()
+				case rowNegative:
+					row[c] = -200 + 80*rng.Float32()
+				case rowWide:
+					row[c] = -30 + 60*rng.Float32()
+				}
+			}
+		}
+	})
+	return x
+}
+
+// byRows calls f on bands of rows [r0, r1) on every CPU: benchmark points
+// hold 2²⁶ elements, whose inputs and reference take seconds on one core.
+// Bands start at multiples of a fixed height, so that input's seeds do not
+// depend on the number of CPUs.
+func byRows(rows, cols int, f func(r0, r1 int)) {
+	band := bandRows(cols)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for r0 := 0; r0 < rows; r0 += band {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r0, r1 int) {
+			defer func() { <-sem; wg.Done() }()
+			f(r0, r1)
+		}(r0, min(rows, r0+band))
+	}
+	wg.Wait()
+}
+
+// bandRows is the height of byRows' bands: about 2¹⁶ elements each.
+func bandRows(cols int) int { return max(1, (1<<16)/cols) }
+
+// reference is softmax over each row in float64.
+func reference(x []float32, rows, cols int) []float64 {
+	y := make([]float64, len(x))
+	byRows(rows, cols, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			row, out := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = math.Max(m, float64(v))
+			}
+			d := 0.0
+			for c, v := range row {
+				out[c] = math.Exp(float64(v) - m)
+				d += out[c]
+			}
+			for c := range out {
+				out[c] /= d
+			}
+		}
+	})
+	return y
+}
+
+// compare checks y against want: each element within tol of its value
+// relative to want + 1/cols, the mean of a row. An element far below the
+// mean may round to 0 (exp underflows), but a row scaled wrong, or a NaN,
+// fails wherever it is.
+func compare(y []float32, want []float64, rows, cols int, tol float64) (lessons.CheckStats, error) {
+	type band struct {
+		worst float64
+		bad   int
+		first *lessons.CheckError
+	}
+	bands := make([]band, (rows+bandRows(cols)-1)/bandRows(cols))
+	floor := 1 / float64(cols)
+	byRows(rows, cols, func(r0, r1 int) {
+		b := &bands[r0/bandRows(cols)]
+		for i := r0 * cols; i < r1*cols; i++ {
+			g, w := float64(y[i]), want[i]
+			e := math.Abs(g-w) / (w + floor)
+			if math.IsNaN(e) {
+				e = math.Inf(1)
+			}
+			b.worst = math.Max(b.worst, e)
+			if e <= tol {
+				continue
+			}
+			b.bad++
+			if b.first == nil {
+				b.first = &lessons.CheckError{Name: "y", Index: []int{i / cols, i % cols}, Got: g, Want: w, Tol: tol}
+			}
+		}
+	})
+	st := lessons.CheckStats{Tol: tol, N: len(want)}
+	var first *lessons.CheckError
+	bad := 0
+	for _, b := range bands {
+		st.MaxRelErr = math.Max(st.MaxRelErr, b.worst)
+		bad += b.bad
+		if first == nil {
+			first = b.first
+		}
+	}
+	if first != nil {
+		first.Bad, first.Total = bad, len(want)
+		return st, first
+	}
+	return st, nil
+}
+
+// scase is one softmax on the GPU.
+type scase struct {
+	env        *lessons.Env
+	rows, cols int
+	x          []float32
+	want       []float64 // the reference, computed at the first check
+	dx, dy     gpu.DevicePtr
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	rows, cols := s[0], s[1]
+	c := &scase{env: env, rows: rows, cols: cols, x: input(rows, cols, uint64(rows)<<32|uint64(cols))}
+	var err error
+	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
+		return nil, err
+	}
+	if c.dy, err = env.Dev.Alloc(int64(4 * (rows*cols + guardElems))); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops launches impl as its version is launched.
+func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	args := []gpu.Arg{gpu.Ptr(c.dx), gpu.Ptr(c.dy), gpu.Int32(int32(c.rows)), gpu.Int32(int32(c.cols))}
+	launch := gpu.Launch{Kernel: k, Grid: gpu.Dim(c.rows), Block: gpu.Dim(block), Args: args} // a block per row
+	switch impl.Name {
+	case cudnnName:
+		return []gpu.Op{gpu.CudnnSoftmaxOp(gpu.CudnnSoftmax{Rows: c.rows, Cols: c.cols, Type: gpu.FP32, X: c.dx, Y: c.dy})}, nil
+	case "softmax_v1":
+		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
+	case "softmax_v5":
+		tx, ty := v5Block(c.cols)
+		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
+	case "softmax_v6":
+		launch.Grid, launch.Block = gpu.Dim(8*c.rows), gpu.Dim(v6Block(c.cols))
+	}
+	return []gpu.Op{launch}, nil
+}
+
+// v5Block is v5's block for rows of cols: tx threads a row, the fewest
+// power of two that holds the row at 32 floats a thread, and ty rows, so
+// that narrow rows still make blocks of 256 threads.
+func v5Block(cols int) (tx, ty int) {
+	tx = 1
+	for 32*tx < cols {
+		tx *= 2
+	}
+	return tx, max(1, 256/tx)
+}
+
+// v6Block is v6's threads per block: each of the cluster's 8 blocks holds
+// an eighth of the row, 32 floats a thread, in whole warps.
+func v6Block(cols int) int {
+	chunk := (cols + 7) / 8
+	return 32 * max(1, (chunk+32*32-1)/(32*32))
+}
+
+func (c *scase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: poison, Count: int64(c.rows*c.cols + guardElems)})
+}
+
+// Check compares y with the float64 softmax of x, then checks that nothing
+// was written past the last row.
+func (c *scase) Check() (lessons.CheckStats, error) {
+	n := c.rows * c.cols
+	y, err := gpu.Download[float32](c.env.Dev, c.dy, n+guardElems)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	if c.want == nil {
+		c.want = reference(c.x, c.rows, c.cols)
+	}
+	st, err := compare(y[:n], c.want, c.rows, c.cols, lessons.TolFP32Sum(c.cols))
+	if err != nil {
+		return st, err
+	}
+	for i, v := range y[n:] {
+		if math.Float32bits(v) != poison {
+			return st, fmt.Errorf("check: y[%d] was written, past the end of y (%d rows × %d)", n+i, c.rows, c.cols)
+		}
+	}
+	return st, nil
+}
+
+func (c *scase) Free() { c.env.FreeAll(c.dx, c.dy) }
