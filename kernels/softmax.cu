@@ -271,6 +271,88 @@ extern "C" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) softmax
 #endif
 }
 
+// h2f and f2h convert fp16 bits to float and back (round to nearest even).
+__device__ __forceinline__ float h2f(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+__device__ __forceinline__ unsigned short f2h(float f) {
+    unsigned short h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+// softmax_h is v5 on fp16 rows: half the bytes in and out, the max, the
+// exps and the sum still in fp32. Loads move 8 halves (16 bytes) at a time
+// where cols is a multiple of 8; launched as v5 is.
+extern "C" __global__ void __launch_bounds__(1024) softmax_h(const unsigned short* x, unsigned short* y, int rows, int cols) {
+    __shared__ float scratch[2][32];
+    int row = blockIdx.x * blockDim.y + threadIdx.y;
+    int tx = threadIdx.x, nt = blockDim.x;
+    bool active = row < rows;
+    const unsigned short* xr = x + (long long)row * cols;
+    unsigned short* yr = y + (long long)row * cols;
+    bool vec = cols % 8 == 0;
+    float v[32];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int c = vec ? 8 * (tx + k * nt) : tx + 8 * k * nt;
+        if (vec) {
+            uint4 q = make_uint4(0, 0, 0, 0);
+            if (active && c < cols) q = reinterpret_cast<const uint4*>(xr)[c / 8];
+            const unsigned short* h = reinterpret_cast<const unsigned short*>(&q);
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[8 * k + j] = active && c < cols ? h2f(h[j]) : NEG_INF;
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) v[8 * k + j] = active && c + j * nt < cols ? h2f(xr[c + j * nt]) : NEG_INF;
+        }
+    }
+    float m = NEG_INF;
+#pragma unroll
+    for (int i = 0; i < 32; i++) m = fmaxf(m, v[i]);
+    for (int off = min(nt, 32) / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+    int w0 = threadIdx.y * nt / 32;
+    if (nt > 32) {
+        if (tx % 32 == 0) scratch[0][w0 + tx / 32] = m;
+        __syncthreads();
+        m = NEG_INF;
+        for (int w = w0; w < w0 + nt / 32; w++) m = fmaxf(m, scratch[0][w]);
+    }
+    float d = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 32; i++) {
+        v[i] = __expf(v[i] - m);
+        d += v[i];
+    }
+    for (int off = min(nt, 32) / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
+    if (nt > 32) {
+        if (tx % 32 == 0) scratch[1][w0 + tx / 32] = d;
+        __syncthreads();
+        d = 0.0f;
+        for (int w = w0; w < w0 + nt / 32; w++) d += scratch[1][w];
+    }
+    if (!active) return;
+    float inv = 1.0f / d;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int c = vec ? 8 * (tx + k * nt) : tx + 8 * k * nt;
+        if (vec) {
+            if (c < cols) {
+                uint4 q;
+                unsigned short* h = reinterpret_cast<unsigned short*>(&q);
+#pragma unroll
+                for (int j = 0; j < 8; j++) h[j] = f2h(v[8 * k + j] * inv);
+                reinterpret_cast<uint4*>(yr)[c / 8] = q;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 8; j++) if (c + j * nt < cols) yr[c + j * nt] = f2h(v[8 * k + j] * inv);
+        }
+    }
+}
+
 // softmax_unsafe is v3 without the max: exp(x) of x ≥ 89 is infinite in
 // float32, and inf / inf is NaN. The lesson runs it on rows around 100.
 extern "C" __global__ void softmax_unsafe(const float* x, float* y, int rows, int cols) {

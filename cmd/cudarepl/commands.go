@@ -245,13 +245,25 @@ func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs, cf := newFlags("bench", stderr)
 	jsonPath := fs.String("json", "", "write the results to this file")
+	step := fs.Int("step", 0, "measure only this step (from 1), a sweep or a measurement")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]")
+	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--step N] [--json FILE] [--plots DIR]")
 	if err != nil {
 		return err
+	}
+	measure := l.Measure
+	if *step != 0 {
+		if *step < 1 || *step > len(l.Steps) {
+			return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", *step, l.Slug, len(l.Steps))}
+		}
+		st := l.Steps[*step-1]
+		if st.Action == nil || st.Action.Kind() != "sweep" && st.Action.Kind() != "measure" {
+			return usageError{fmt.Sprintf("cudarepl: --step %d: %q measures nothing (bench runs sweeps and measurements)", *step, st.Title)}
+		}
+		measure = func(env *lessons.Env) error { return st.Action.Do(env, l, st.Title) }
 	}
 	sizes, err := lessons.ParseSizes(pos[1:])
 	if err != nil {
@@ -267,7 +279,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	s.env.Sizes = sizes
 	fmt.Fprintln(stdout, s.banner())
-	err = l.Measure(s.env)
+	err = measure(s.env)
 	if *jsonPath != "" && len(s.env.Results.Results) > 0 {
 		// Written even after a failure, so that a long run is not lost.
 		if werr := lessons.WriteResults(*jsonPath, s.env.Results); werr != nil {

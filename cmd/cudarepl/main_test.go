@@ -62,6 +62,8 @@ func TestCommandLines(t *testing.T) {
 		{"check with both --all and a lesson", []string{"check", "--all", "2"}, 2, "", "usage: cudarepl check --all"},
 		{"check a missing file", []string{"check", "2", "--kernel", "/nonexistent.cu"}, 2, "", "no such file"},
 		{"bench --json without a GPU", []string{"bench", "2", "--json", "/tmp/x.json"}, 1, "", "--json: no GPU here"},
+		{"bench --step out of range", []string{"bench", "2", "--step", "99"}, 2, "", "--step 99: vector-add has steps 1 to 8"},
+		{"bench --step of a step that measures nothing", []string{"bench", "2", "--step", "1"}, 2, "", "--step 1: \"Kernel\" measures nothing"},
 		{"bench a bad size", []string{"bench", "2", "1e9"}, 2, "", `size "1e9"`},
 		{"bench an unknown flag", []string{"bench", "2", "--fast"}, 2, "", "flag provided but not defined: -fast"},
 	}

@@ -35,6 +35,11 @@ func init() {
 	for _, cols := range []int{128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1 << 18} {
 		widths = append(widths, lessons.Size{elements / cols, cols})
 	}
+	var halfWidths []lessons.Size
+	for _, cols := range []int{1024, 4096, 16384, 32768} {
+		halfWidths = append(halfWidths, lessons.Size{elements / cols, cols})
+	}
+	half := halfProblem()
 	lessons.Register(lessons.Def{
 		Number: 12, Slug: "softmax", Markdown: markdown, Kernels: "softmax.cu", Problem: problem(), Results: results,
 		Exercise: &lessons.Exercise{
@@ -60,6 +65,10 @@ func init() {
 			"Check":                   lessons.CheckStep{},
 			"Bandwidth": lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
 				Sizes: widths, XDim: 1},
+			"Half the bytes": lessons.ShowKernel{Names: []string{"softmax_h"}},
+			"fp16 check":     lessons.CheckStep{Problem: half},
+			"fp16 bandwidth": lessons.Sweep{Title: "fp16 softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
+				Problem: half, Sizes: halfWidths, XDim: 1},
 			"Exercise": lessons.ExerciseStep{},
 		},
 	})
@@ -71,6 +80,7 @@ const (
 	v6MinCols = 16 * 1024     // narrower rows fill the GPU with a block each
 	v6MaxCols = 8 * v5MaxCols // 8 blocks of the cluster, each v5's most
 	cudnnName = "cuDNN"
+	cudnnHalf = "cuDNN fp16"
 )
 
 func problem() *lessons.Problem {
@@ -99,25 +109,53 @@ func problem() *lessons.Problem {
 		Name: "softmax", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {4, 3}, {8, 255}, {8, 257}, {12, 1000}, {8, 4099}, {64, 2048}, {8, 20000}, {4, 70000}},
 		Impls:      impls,
-		Setup:      setup,
-		Memory:     memory,
+		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setup(env, s, gpu.FP32) },
+		Memory:     func(s lessons.Size) lessons.Memory { return memory(s, 4) },
 		Work:       func(s lessons.Size) float64 { return 8 * float64(s[0]) * float64(s[1]) }, // each element read once and written once
-		SizeLabel:  func(s lessons.Size) string { return fmt.Sprintf("%d × %d", s[0], s[1]) },
+		SizeLabel:  sizeLabel,
 	}
 }
+
+// halfProblem is softmax on fp16 rows, computed in fp32.
+func halfProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "softmax, fp16", DType: "float16", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1, 1}, {4, 3}, {8, 257}, {12, 1000}, {8, 4096}, {4, 30000}},
+		Impls: []lessons.Impl{
+			{Name: "softmax_h", Summary: "v5 on fp16: 16-byte loads of 8 halves, the arithmetic in fp32", Requires: func(s lessons.Size) error {
+				if s[1] > v5MaxCols {
+					return fmt.Errorf("holds at most %d columns in registers", v5MaxCols)
+				}
+				return nil
+			}},
+			{Name: cudnnHalf, Summary: "cudnnSoftmaxForward on fp16, accurate mode", Library: true},
+		},
+		Setup:     func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setup(env, s, gpu.FP16) },
+		Memory:    func(s lessons.Size) lessons.Memory { return memory(s, 2) },
+		Work:      func(s lessons.Size) float64 { return 4 * float64(s[0]) * float64(s[1]) },
+		SizeLabel: sizeLabel,
+	}
+}
+
+func sizeLabel(s lessons.Size) string { return fmt.Sprintf("%d × %d", s[0], s[1]) }
 
 // guardElems is the room behind y, poisoned, where a kernel that runs past
 // the last row would write.
 const guardElems = 1024
 
-const poison = 0x7fc0dead // a NaN no kernel computes by accident
+// The poison words y and the guard are filled with: a float32 NaN no kernel
+// computes by accident, and for fp16 two NaN halves.
+const (
+	poison     = 0x7fc0dead
+	poisonHalf = 0x7fc17fc1
+)
 
 // memory is x and y (and the guard) on the device; on the host x, its
 // float64 reference when checked, y read back, and x and y on their way
 // through the worker.
-func memory(s lessons.Size) lessons.Memory {
+func memory(s lessons.Size, elem int64) lessons.Memory {
 	n := int64(s[0]) * int64(s[1])
-	return lessons.Memory{Device: 8*n + 4*guardElems, Host: 4*n + 8*n + 4*n + 8*n}
+	return lessons.Memory{Device: 2*elem*n + 4*guardElems, Host: 4*n + 8*n + 4*n + 2*elem*n}
 }
 
 // The kinds of row the inputs cycle through: each catches a different
@@ -251,19 +289,32 @@ func compare(y []float32, want []float64, rows, cols int, tol float64) (lessons.
 type scase struct {
 	env        *lessons.Env
 	rows, cols int
+	typ        gpu.DType // of x and y: FP32 or FP16
 	x          []float32
 	want       []float64 // the reference, computed at the first check
 	dx, dy     gpu.DevicePtr
 }
 
-func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+func setup(env *lessons.Env, s lessons.Size, typ gpu.DType) (lessons.Case, error) {
 	rows, cols := s[0], s[1]
-	c := &scase{env: env, rows: rows, cols: cols, x: input(rows, cols, uint64(rows)<<32|uint64(cols))}
+	c := &scase{env: env, rows: rows, cols: cols, typ: typ, x: input(rows, cols, uint64(rows)<<32|uint64(cols))}
 	var err error
-	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
+	if typ == gpu.FP16 {
+		h := make([]uint16, len(c.x))
+		byRows(rows, cols, func(r0, r1 int) {
+			for i := r0 * cols; i < r1*cols; i++ {
+				h[i] = gpu.Float16Bits(c.x[i])
+				c.x[i] = gpu.Float16From(h[i]) // the reference sees what the kernel sees
+			}
+		})
+		c.dx, err = gpu.Upload(env.Dev, h)
+	} else {
+		c.dx, err = gpu.Upload(env.Dev, c.x)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if c.dy, err = env.Dev.Alloc(int64(4 * (rows*cols + guardElems))); err != nil {
+	if c.dy, err = env.Dev.Alloc(4 * int64(c.words()+guardElems)); err != nil {
 		c.Free()
 		return nil, err
 	}
@@ -275,11 +326,11 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 	args := []gpu.Arg{gpu.Ptr(c.dx), gpu.Ptr(c.dy), gpu.Int32(int32(c.rows)), gpu.Int32(int32(c.cols))}
 	launch := gpu.Launch{Kernel: k, Grid: gpu.Dim(c.rows), Block: gpu.Dim(block), Args: args} // a block per row
 	switch impl.Name {
-	case cudnnName:
-		return []gpu.Op{gpu.CudnnSoftmaxOp(gpu.CudnnSoftmax{Rows: c.rows, Cols: c.cols, Type: gpu.FP32, X: c.dx, Y: c.dy})}, nil
+	case cudnnName, cudnnHalf:
+		return []gpu.Op{gpu.CudnnSoftmaxOp(gpu.CudnnSoftmax{Rows: c.rows, Cols: c.cols, Type: c.typ, X: c.dx, Y: c.dy})}, nil
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
-	case "softmax_v5":
+	case "softmax_v5", "softmax_h":
 		tx, ty := v5Block(c.cols)
 		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
 	case "softmax_v6":
@@ -306,31 +357,77 @@ func v6Block(cols int) int {
 	return 32 * max(1, (chunk+32*32-1)/(32*32))
 }
 
+// words is how many 4-byte words y takes; the guard follows them.
+func (c *scase) words() int { return (c.typ.Size()*c.rows*c.cols + 3) / 4 }
+
+// poisonWord is what y and the guard are filled with.
+func (c *scase) poisonWord() uint32 {
+	if c.typ == gpu.FP16 {
+		return poisonHalf
+	}
+	return poison
+}
+
+// Poison fills y and the guard with NaN.
 func (c *scase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: poison, Count: int64(c.rows*c.cols + guardElems)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: c.poisonWord(), Count: int64(c.words() + guardElems)})
 }
 
 // Check compares y with the float64 softmax of x, then checks that nothing
 // was written past the last row.
 func (c *scase) Check() (lessons.CheckStats, error) {
-	n := c.rows * c.cols
-	y, err := gpu.Download[float32](c.env.Dev, c.dy, n+guardElems)
+	y, guard, err := c.download()
 	if err != nil {
 		return lessons.CheckStats{}, err
 	}
 	if c.want == nil {
 		c.want = reference(c.x, c.rows, c.cols)
 	}
-	st, err := compare(y[:n], c.want, c.rows, c.cols, lessons.TolFP32Sum(c.cols))
+	tol := lessons.TolFP32Sum(c.cols)
+	if c.typ == gpu.FP16 {
+		tol = lessons.TolHalf
+	}
+	st, err := compare(y, c.want, c.rows, c.cols, tol)
 	if err != nil {
 		return st, err
 	}
-	for i, v := range y[n:] {
-		if math.Float32bits(v) != poison {
-			return st, fmt.Errorf("check: y[%d] was written, past the end of y (%d rows × %d)", n+i, c.rows, c.cols)
+	for i, v := range guard {
+		if v != c.poisonWord() {
+			return st, fmt.Errorf("check: word %d behind y was written, past the end of y (%d rows × %d)", i, c.rows, c.cols)
 		}
 	}
 	return st, nil
+}
+
+// download reads y back as float32, and the guard's words behind it.
+func (c *scase) download() ([]float32, []uint32, error) {
+	n := c.rows * c.cols
+	if c.typ != gpu.FP16 {
+		all, err := gpu.Download[uint32](c.env.Dev, c.dy, n+guardElems)
+		if err != nil {
+			return nil, nil, err
+		}
+		y := make([]float32, n)
+		for i := range y {
+			y[i] = math.Float32frombits(all[i])
+		}
+		return y, all[n:], nil
+	}
+	h, err := gpu.Download[uint16](c.env.Dev, c.dy, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard, err := gpu.Download[uint32](c.env.Dev, c.dy+gpu.DevicePtr(4*c.words()), guardElems)
+	if err != nil {
+		return nil, nil, err
+	}
+	y := make([]float32, n)
+	byRows(c.rows, c.cols, func(r0, r1 int) {
+		for i := r0 * c.cols; i < r1*c.cols; i++ {
+			y[i] = gpu.Float16From(h[i])
+		}
+	})
+	return y, guard, nil
 }
 
 func (c *scase) Free() { c.env.FreeAll(c.dx, c.dy) }

@@ -98,7 +98,7 @@ func TestLaunchShapes(t *testing.T) {
 // TestMemory: 2²⁶ elements need x and y on the device, 512 MiB and the
 // guard, known before anything is allocated.
 func TestMemory(t *testing.T) {
-	m := memory(lessons.Size{elements / 1024, 1024})
+	m := memory(lessons.Size{elements / 1024, 1024}, 4)
 	if want := int64(8*elements + 4*guardElems); m.Device != want {
 		t.Errorf("device memory = %d, want %d", m.Device, want)
 	}
