@@ -53,6 +53,29 @@ __device__ __forceinline__ void online_merge(float& m, float& d, float m2, float
     m = mn;
 }
 
+// Reductions over the nt threads that share a row (nt a power of two, the
+// row's threads consecutive in the block): shuffles within a warp, then,
+// when a row has more than one warp, shared memory across them. slots holds
+// one float per warp of this row. Every thread of the block must call it.
+__device__ float row_max(float v, float* slots, int nt) {
+    for (int off = min(nt, 32) / 2; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    if (nt <= 32) return v;
+    if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = NEG_INF;
+    for (int w = 0; w < nt / 32; w++) v = fmaxf(v, slots[w]);
+    return v;
+}
+__device__ float row_sum(float v, float* slots, int nt) {
+    for (int off = min(nt, 32) / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (nt <= 32) return v;
+    if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = 0.0f;
+    for (int w = 0; w < nt / 32; w++) v += slots[w];
+    return v;
+}
+
 // v1: one thread per row and three passes over it (max, sum, normalise);
 // simple, but a warp's 32 threads read 32 different rows, so every load
 // fetches a sector for one float, and a few thousand rows leave most of the
@@ -165,29 +188,15 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_v5(const float* x, fl
     float m = NEG_INF;
 #pragma unroll
     for (int i = 0; i < 32; i++) m = fmaxf(m, v[i]);
-    // Reduce over the row's nt threads: shuffles within a warp, then shared
-    // memory across the warps of a row when a row has more than one.
-    for (int off = min(nt, 32) / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     int w0 = threadIdx.y * nt / 32;  // the row's first warp in the block
-    if (nt > 32) {
-        if (tx % 32 == 0) scratch[0][w0 + tx / 32] = m;
-        __syncthreads();
-        m = NEG_INF;
-        for (int w = w0; w < w0 + nt / 32; w++) m = fmaxf(m, scratch[0][w]);
-    }
+    m = row_max(m, &scratch[0][w0], nt);
     float d = 0.0f;
 #pragma unroll
     for (int i = 0; i < 32; i++) {
         v[i] = __expf(v[i] - m);  // exp(−inf) = 0 for the padding
         d += v[i];
     }
-    for (int off = min(nt, 32) / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
-    if (nt > 32) {
-        if (tx % 32 == 0) scratch[1][w0 + tx / 32] = d;
-        __syncthreads();
-        d = 0.0f;
-        for (int w = w0; w < w0 + nt / 32; w++) d += scratch[1][w];
-    }
+    d = row_sum(d, &scratch[1][w0], nt);
     if (!active) return;
     float inv = 1.0f / d;
 #pragma unroll
@@ -312,27 +321,15 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_h(const unsigned shor
     float m = NEG_INF;
 #pragma unroll
     for (int i = 0; i < 32; i++) m = fmaxf(m, v[i]);
-    for (int off = min(nt, 32) / 2; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
-    int w0 = threadIdx.y * nt / 32;
-    if (nt > 32) {
-        if (tx % 32 == 0) scratch[0][w0 + tx / 32] = m;
-        __syncthreads();
-        m = NEG_INF;
-        for (int w = w0; w < w0 + nt / 32; w++) m = fmaxf(m, scratch[0][w]);
-    }
+    int w0 = threadIdx.y * nt / 32;  // the row's first warp in the block
+    m = row_max(m, &scratch[0][w0], nt);
     float d = 0.0f;
 #pragma unroll
     for (int i = 0; i < 32; i++) {
         v[i] = __expf(v[i] - m);
         d += v[i];
     }
-    for (int off = min(nt, 32) / 2; off > 0; off /= 2) d += __shfl_xor_sync(0xffffffffu, d, off);
-    if (nt > 32) {
-        if (tx % 32 == 0) scratch[1][w0 + tx / 32] = d;
-        __syncthreads();
-        d = 0.0f;
-        for (int w = w0; w < w0 + nt / 32; w++) d += scratch[1][w];
-    }
+    d = row_sum(d, &scratch[1][w0], nt);
     if (!active) return;
     float inv = 1.0f / d;
 #pragma unroll

@@ -39,16 +39,6 @@ func GiB(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// Setup sets up size s of p where it fits in the memory free now (an
-// *OutOfMemoryError where it does not), for a Run step that launches a
-// problem's kernel itself.
-func (e *Env) Setup(p *Problem, s Size) (Case, error) {
-	if err := e.fits(p, s); err != nil {
-		return nil, err
-	}
-	return p.Setup(e, s)
-}
-
 // fits reports whether size s of p fits in the memory free now, on the
 // device and on the host, as an *OutOfMemoryError when it does not.
 func (e *Env) fits(p *Problem, s Size) error {

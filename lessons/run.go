@@ -261,3 +261,36 @@ func repsFor(work float64) int {
 	}
 	return 10
 }
+
+// Setup sets up size s of p where it fits in the memory free now (an
+// *OutOfMemoryError where it does not), for a Run step that launches a
+// problem's kernel itself.
+func (e *Env) Setup(p *Problem, s Size) (Case, error) {
+	if err := e.fits(p, s); err != nil {
+		return nil, err
+	}
+	return p.Setup(e, s)
+}
+
+// RunOnce sets up size s of p, poisons its outputs and runs impl's ops
+// once, with kernel k and block threads per block: for a Run step that
+// launches a kernel itself and then checks what it wrote. The caller frees
+// the case.
+func (e *Env) RunOnce(p *Problem, s Size, impl Impl, k gpu.Kernel, block int) (Case, error) {
+	c, err := e.Setup(p, s)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := c.Ops(impl, k, block)
+	if err == nil {
+		err = c.Poison()
+	}
+	if err == nil {
+		err = e.Dev.Run(ops...)
+	}
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}

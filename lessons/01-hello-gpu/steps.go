@@ -40,19 +40,12 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if err != nil {
 		return err
 	}
-	cs, err := env.Setup(l.Problem, size)
+	cs, err := env.RunOnce(l.Problem, size, lessons.Impl{}, k, threads)
 	if err != nil {
 		return err
 	}
 	defer cs.Free()
 	c := cs.(*whereCase)
-	ops, _ := c.Ops(lessons.Impl{}, k, threads)
-	if err := c.Poison(); err != nil {
-		return err
-	}
-	if err := env.Dev.Run(ops...); err != nil {
-		return err
-	}
 	_, err = c.Check()
 	blocks := gpu.Blocks(n, threads)
 	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
