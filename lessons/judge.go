@@ -86,17 +86,9 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 	if !sig.ExternC {
 		names = []string{sig.Name} // found by its C++ name, through NVRTC
 	}
-	img, err := e.compile(src, names)
-	if err != nil {
-		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
-		return e.verdict(v), nil
-	}
-	if res, ok := img.Kernel(sig.Name); ok {
-		e.printf("%s compiled: %s\n", s.File, resourceLine(res))
-	}
-	if !e.Live() {
-		v.Err = ErrNeedsGPU
-		return e.verdict(v), nil
+	img, ok := e.compiled(src, sig.Name, names, &v)
+	if !ok {
+		return v, nil
 	}
 	k, err := e.Dev.LoadKernel(img, sig.Name)
 	if err != nil {
@@ -108,6 +100,27 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(v.Results))
 	return e.verdict(v), nil
+}
+
+// compiled compiles src and prints the resources of its kernel name. ok is
+// false where that is as far as judging goes here: src does not compile,
+// or there is no GPU; v then holds why, and its line has been printed.
+func (e *Env) compiled(src gpu.Source, name string, names []string, v *Verdict) (img *gpu.Image, ok bool) {
+	img, err := e.compile(src, names)
+	if err != nil {
+		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
+		*v = e.verdict(*v)
+		return nil, false
+	}
+	if res, found := img.Kernel(name); found {
+		e.printf("%s compiled: %s\n", src.Name, resourceLine(res))
+	}
+	if !e.Live() {
+		v.Err = ErrNeedsGPU
+		*v = e.verdict(*v)
+		return nil, false
+	}
+	return img, true
 }
 
 // verdict prints v's line and returns it.

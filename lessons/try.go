@@ -193,20 +193,9 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 	if err != nil {
 		return err
 	}
-	mine := ed.in(src)
 	v := Verdict{Kernel: ed.Kernel + yours, Like: ed.Kernel}
-	img, err := e.compile(mine, nil)
-	if err != nil {
-		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
-		return e.verdictErr(e.verdict(v))
-	}
-	if res, ok := img.Kernel(ed.Kernel); ok {
-		e.printf("%s compiled: %s\n", mine.Name, resourceLine(res))
-	}
-	if !e.Live() {
-		v.Err = ErrNeedsGPU
-		e.verdict(v)
-		return nil
+	if _, ok := e.compiled(ed.in(src), ed.Kernel, nil, &v); !ok {
+		return e.verdictErr(v) // nil when compiled only: the verdict said why
 	}
 	v.Judged = true
 	e.edit = &ed
@@ -292,14 +281,15 @@ func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 	if ed.Size == nil {
 		ed.Size = r.Size
 	}
-	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) && ed.Block == r.Block && ed.Size.String() == r.Size.String() {
+	sameCode := strings.TrimSpace(ed.Code) == strings.TrimSpace(orig)
+	if sameCode && ed.Block == r.Block && ed.Size.String() == r.Size.String() {
 		return r.Do(e, l, step.Title)
 	}
 	if err := ed.valid(len(r.Size)); err != nil {
 		return err
 	}
 	what := "your " + ed.Kernel
-	if strings.TrimSpace(ed.Code) == strings.TrimSpace(orig) {
+	if sameCode {
 		what = "the course's " + ed.Kernel
 	}
 	e.printf("Running %s: blocks of %d threads, size %s.\n", what, ed.Block, SizeArg(ed.Size))
