@@ -59,6 +59,8 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 			evalMatmul(y, out.Shape(), vals[in[0]], in[0].Shape(), vals[in[1]], in[1].Shape())
 		case "reduction":
 			evalReduce(n.Mode, y, out.Shape(), vals[in[0]], in[0].Shape())
+		case "sdpa_fwd":
+			evalSDPA(y, out.Shape(), vals[in[0]], in[0].Shape(), vals[in[1]], in[1].Shape(), vals[in[2]], in[2].Shape(), vals[in[3]][0])
 		}
 		vals[out] = y
 	}
@@ -239,4 +241,37 @@ func pointwise(mode string, x, b float64) float64 {
 		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
 	}
 	return math.NaN()
+}
+
+// evalSDPA is softmax(scale·q·kᵀ)·v for each of q's B×H heads, its max
+// subtracted before the exponentials.
+func evalSDPA(o []float64, os Shape, q []float64, qs Shape, k []float64, ks Shape, v []float64, vs Shape, scale float64) {
+	heads, sq, sk, d := qs.Dims[0]*qs.Dims[1], qs.Dims[2], ks.Dims[2], qs.Dims[3]
+	p := make([]float64, sk)
+	for bh := range heads {
+		b, h := bh/qs.Dims[1], bh%qs.Dims[1]
+		for i := range sq {
+			m := math.Inf(-1)
+			for j := range sk {
+				dot := 0.0
+				for c := range d {
+					dot += q[qs.offset([]int64{b, h, i, c})] * k[ks.offset([]int64{b, h, j, c})]
+				}
+				p[j] = scale * dot
+				m = math.Max(m, p[j])
+			}
+			sum := 0.0
+			for j := range p {
+				p[j] = math.Exp(p[j] - m)
+				sum += p[j]
+			}
+			for c := range d {
+				acc := 0.0
+				for j := range sk {
+					acc += p[j] * v[vs.offset([]int64{b, h, j, c})]
+				}
+				o[os.offset([]int64{b, h, i, c})] = acc / sum
+			}
+		}
+	}
 }

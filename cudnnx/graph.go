@@ -17,6 +17,7 @@ package cudnnx
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,6 +73,12 @@ func Rows(batch, rows, cols int) Shape {
 }
 
 // nhwc reports whether s has channels innermost.
+// BHSD is a packed batch×heads×sequence×head-dimension shape, the layout
+// of attention's q, k, v and output.
+func BHSD(b, h, s, d int) Shape {
+	return Shape{[]int64{int64(b), int64(h), int64(s), int64(d)}, []int64{int64(h * s * d), int64(s * d), int64(d), 1}}
+}
+
 func (s Shape) nhwc() bool { return len(s.Strides) == 4 && s.Strides[1] == 1 && s.Dims[1] > 1 }
 
 // Elements is how many elements the shape holds.
@@ -294,6 +301,26 @@ func (g *Graph) Reduce(mode string, x *Tensor, dims []int64) *Tensor {
 	return y
 }
 
+// SDPA is scaled dot-product attention, softmax(scale·q·kᵀ)·v over the
+// last two dimensions of q, k and v (each B×H×S×D), as cuDNN 9.13's single
+// attention operation: its engines fuse the two products and the softmax
+// into one kernel, and the S×S scores never reach memory. The result has
+// q's shape and type and lives in device memory.
+func (g *Graph) SDPA(q, k, v *Tensor, scale float64) *Tensor {
+	if !g.owns(q, k, v) {
+		return q
+	}
+	qd, kd, vd := q.t.Dims, k.t.Dims, v.t.Dims
+	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || !slices.Equal(qd[:2], kd[:2]) || !slices.Equal(kd, vd) || qd[3] != kd[3] {
+		g.fail("sdpa: q is %v, k %v and v %v; want B×H×S×D each, with k and v alike", qd, kd, vd)
+		return q
+	}
+	sc := g.Scalar("attn_scale", gpu.FP32, scale, 4)
+	o := g.add("o", q.t.Type, Shape{q.t.Dims, q.t.Strides}, false)
+	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "sdpa_fwd", In: []int64{q.t.UID, k.t.UID, v.t.UID, sc.t.UID}, Out: o.t.UID, Compute: gpu.FP32})
+	return o
+}
+
 // Spec is the graph as data for package gpu.
 func (g *Graph) Spec() (gpu.CudnnGraph, error) {
 	if g.err != nil {
@@ -395,7 +422,8 @@ func (g *Graph) Plan(dev gpu.Device, b Bind, opt Options) (gpu.CudnnPlanReport, 
 	return gpu.DecodeCudnnPlanReport(out)
 }
 
-// DropPlans empties dev's plan cache.
+// DropPlans empties dev's plan cache and frees cuDNN's workspace: the next
+// plan is built, and its workspace allocated, afresh.
 func DropPlans(dev gpu.Device) error {
 	_, err := dev.CallLibrary("cudnn", gpu.CudnnDropCacheCall())
 	return err

@@ -51,6 +51,10 @@ func TestBuilderErrors(t *testing.T) {
 		{"reduce", func(g *Graph) {
 			g.Reduce("add", g.Tensor("a", gpu.FP32, Rows(1, 4, 8)), []int64{1, 2, 1}).Output(gpu.FP32)
 		}, "must be 1 (reduced) or 4"},
+		{"sdpa", func(g *Graph) {
+			q, k := g.Tensor("q", gpu.FP16, BHSD(1, 2, 8, 64)), g.Tensor("k", gpu.FP16, BHSD(1, 2, 8, 32))
+			g.SDPA(q, k, k, 0.125)
+		}, "want B×H×S×D each"},
 	} {
 		g := New(tc.name)
 		tc.build(g)
@@ -184,6 +188,35 @@ func TestPointwiseReference(t *testing.T) {
 	for mode := range gpu.CudnnPointwiseModes {
 		if v := pointwise(mode, 0.5, 2); math.IsNaN(v) {
 			t.Errorf("pointwise(%s) has no reference", mode)
+		}
+	}
+}
+
+// TestEvalSDPA: with every score equal, attention averages v over the
+// keys; with one key's score far above the rest, it picks that key's row.
+func TestEvalSDPA(t *testing.T) {
+	const s, d = 3, 2
+	g := New("sdpa")
+	q, k, v := g.Tensor("q", gpu.FP32, BHSD(1, 1, s, d)), g.Tensor("k", gpu.FP32, BHSD(1, 1, s, d)), g.Tensor("v", gpu.FP32, BHSD(1, 1, s, d))
+	o := g.SDPA(q, k, v, 0.5)
+	vs := []float64{1, 2, 3, 4, 5, 6}
+	for _, tc := range []struct {
+		name       string
+		q, k, want []float64 // want: every row of o
+	}{
+		{"equal scores: the mean of v", []float64{0, 0, 0, 0, 0, 0}, []float64{1, 1, 1, 1, 1, 1}, []float64{3, 4}},
+		{"one key far ahead: its row of v", []float64{100, 0, 100, 0, 100, 0}, []float64{0, 0, 0, 0, 1, 0}, []float64{5, 6}},
+	} {
+		vals, err := g.Eval(map[*Tensor][]float64{q: tc.q, k: tc.k, v: vs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range s {
+			for c := range d {
+				if got := vals[o][i*d+c]; math.Abs(got-tc.want[c]) > 1e-9 {
+					t.Errorf("%s: o[%d][%d] = %g, want %g", tc.name, i, c, got, tc.want[c])
+				}
+			}
 		}
 	}
 }

@@ -126,6 +126,7 @@ const (
 	cdnOpMatmulDesc    = 19
 	cdnReductionDesc   = 21
 	cdnOpReductionDesc = 22
+	cdnOpSDPAFwdDesc   = 41 // cuDNN 9.13 and newer
 )
 
 // Attribute value types (cudnnBackendAttributeType_t).
@@ -194,6 +195,11 @@ const (
 	cdnAttrOpReductionX       = 1610
 	cdnAttrOpReductionY       = 1611
 	cdnAttrOpReductionDesc    = 1612
+	cdnAttrSDPAFwdQ           = 2800
+	cdnAttrSDPAFwdK           = 2801
+	cdnAttrSDPAFwdV           = 2802
+	cdnAttrSDPAFwdO           = 2803
+	cdnAttrSDPAFwdScale       = 2805
 	cdnHeurModeA              = 3
 	cdnHeurModeFallback       = 2
 	cdnCrossCorrelation       = 1

@@ -38,9 +38,11 @@ type CudnnTensor struct {
 
 // CudnnNode is one operation of a graph.
 type CudnnNode struct {
-	Op      string  // "conv_fwd", "pointwise", "matmul" or "reduction"
-	Mode    string  // pointwise: "add", "relu", …; reduction: "add", "max", …
-	In      []int64 // conv_fwd: x, w; pointwise: x (and b); matmul: a, b; reduction: x
+	Op   string // "conv_fwd", "pointwise", "matmul", "reduction" or "sdpa_fwd"
+	Mode string // pointwise: "add", "relu", …; reduction: "add", "max", …
+	// In are the operands: conv_fwd x, w; pointwise x (and b); matmul a, b;
+	// reduction x; sdpa_fwd q, k, v and the by-value scale.
+	In      []int64
 	Out     int64
 	Compute DType // the type arithmetic is done in
 	// Convolution geometry, one value per spatial dimension.
@@ -113,7 +115,7 @@ type cudnnRequest struct {
 // executing it: the data for Device.CallLibrary("cudnn", …).
 func CudnnPlanCall(r CudnnRun) []byte { return gobBytes(cudnnRequest{Kind: "plan", Run: r}) }
 
-// CudnnDropCacheCall empties the plan cache.
+// CudnnDropCacheCall empties the plan cache and frees the workspace.
 func CudnnDropCacheCall() []byte { return gobBytes(cudnnRequest{Kind: "drop_cache"}) }
 
 // DecodeCudnnPlanReport decodes CallLibrary's answer to CudnnPlanCall.
@@ -193,7 +195,7 @@ func (cudnnLibrary) Call(lc *LibContext, data []byte) ([]byte, error) {
 		return gobBytes(rep), nil
 	case "drop_cache":
 		st.dropCache()
-		return nil, nil
+		return nil, st.freeWorkspace()
 	case "conv_algos":
 		algos, err := st.convAlgos(lc, req.Conv)
 		if err != nil {
@@ -266,18 +268,29 @@ func (st *cudnnState) dropCache() {
 	}
 }
 
+// freeWorkspace releases the shared workspace, once the work that uses it
+// is done, so that the next plan allocates (and a caller can measure) its
+// own.
+func (st *cudnnState) freeWorkspace() error {
+	if st.ws == 0 {
+		return nil
+	}
+	if err := st.c.sync("cudnn workspace"); err != nil {
+		return err
+	}
+	st.c.d.cuMemFree(uint64(st.ws))
+	st.ws, st.wsSize = 0, 0
+	return nil
+}
+
 // workspace returns a workspace of at least n bytes, growing the shared one.
 // Work is stream-ordered, so every plan may use the same memory.
 func (st *cudnnState) workspace(n int64) (DevicePtr, error) {
 	if n <= st.wsSize {
 		return st.ws, nil
 	}
-	if st.ws != 0 {
-		if err := st.c.sync("cudnn workspace"); err != nil {
-			return 0, err
-		}
-		st.c.d.cuMemFree(uint64(st.ws))
-		st.ws, st.wsSize = 0, 0
+	if err := st.freeWorkspace(); err != nil {
+		return 0, err
 	}
 	var p uint64
 	if err := st.c.d.check(st.c.d.cuMemAlloc(&p, uint64(n)), "cuMemAlloc_v2", fmt.Sprintf("cuDNN workspace of %d bytes", n)); err != nil {
@@ -402,6 +415,11 @@ func (st *cudnnState) build(lc *LibContext, r CudnnRun) (*cudnnPlan, error) {
 			}
 			op = keep(a.newDesc(cdnOpReductionDesc, what)).descs(cdnAttrOpReductionX, in(0)).
 				descs(cdnAttrOpReductionY, tensors[n.Out].d).descs(cdnAttrOpReductionDesc, rd.d)
+		case "sdpa_fwd":
+			// cuDNN 9.13's unified attention operation: softmax(scale·q·kᵀ)·v
+			// in one node, which its engines run as one fused kernel.
+			op = keep(a.newDesc(cdnOpSDPAFwdDesc, what)).descs(cdnAttrSDPAFwdQ, in(0)).descs(cdnAttrSDPAFwdK, in(1)).
+				descs(cdnAttrSDPAFwdV, in(2)).descs(cdnAttrSDPAFwdScale, in(3)).descs(cdnAttrSDPAFwdO, tensors[n.Out].d)
 		}
 		if err := op.finalize(); err != nil {
 			return fail(err)
@@ -618,7 +636,7 @@ func checkCudnnGraph(g CudnnGraph) error {
 		return errors.New("the graph has no operations")
 	}
 	for i, n := range g.Nodes {
-		ins := map[string]int{"conv_fwd": 2, "matmul": 2, "reduction": 1}
+		ins := map[string]int{"conv_fwd": 2, "matmul": 2, "reduction": 1, "sdpa_fwd": 4}
 		want, ok := ins[n.Op]
 		switch {
 		case n.Op == "pointwise":
@@ -632,7 +650,7 @@ func checkCudnnGraph(g CudnnGraph) error {
 				return fmt.Errorf("node %d: no reduction mode %q", i, n.Mode)
 			}
 		case !ok:
-			return fmt.Errorf("node %d: no operation %q (have conv_fwd, pointwise, matmul, reduction)", i, n.Op)
+			return fmt.Errorf("node %d: no operation %q (have conv_fwd, pointwise, matmul, reduction, sdpa_fwd)", i, n.Op)
 		}
 		if len(n.In) != want {
 			return fmt.Errorf("node %d (%s %s): %d inputs, want %d", i, n.Op, n.Mode, len(n.In), want)

@@ -251,7 +251,12 @@ type Sweep struct {
 
 	Problem *Problem // nil: the lesson's
 	Memory  bool     // also draw the device memory each point took
-	Ladder  bool     // also draw each impl's share of the library impl, as bars, at the largest size
+	// Extra, with Memory, draws what each point took beyond what its case
+	// set up (Result.ExtraMem), with ExtraLabel saying what that is, e.g.
+	// "beyond Q, K and V": the memory an algorithm itself costs.
+	Extra      bool
+	ExtraLabel string
+	Ladder     bool // also draw each impl's share of the library impl, as bars, at the largest size
 }
 
 // Kind is "sweep".
@@ -404,17 +409,24 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		}
 	}
 	for i, fig := range figs {
-		if env.ShowFigure == nil {
-			env.printf("\n")
-		}
-		if err := env.figure(fig); err != nil {
-			return err
-		}
-		if err := savePlot(env, l, names[i], fig); err != nil {
+		if err := env.Figure(l, names[i], fig); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Figure shows fig (in the terminal, or in the notebook) and saves it
+// under env.PlotDir, named after the lesson and step: for a Run step that
+// draws what it measured.
+func (e *Env) Figure(l *Lesson, step string, fig plots.Figure) error {
+	if e.ShowFigure == nil {
+		e.printf("\n")
+	}
+	if err := e.figure(fig); err != nil {
+		return err
+	}
+	return savePlot(e, l, step, fig)
 }
 
 // savePlot writes fig under env.PlotDir, named after the lesson and step.
@@ -498,6 +510,21 @@ func measuredOnly(rs []Result) []Result {
 // on log axes, a line per impl; a size that did not fit is a cross at the
 // memory it would have needed.
 func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
+	if s.Extra {
+		// Where a size did not fit, the cross is at what the impl would
+		// have needed beyond the problem's own memory.
+		fig := s.lines(p, rs, func(r Result) float64 { return float64(r.ExtraMem) / (1 << 20) },
+			func(r Result) float64 {
+				im, _ := p.impl(r.Variant)
+				if im.Extra == nil {
+					return 0
+				}
+				return float64(im.Extra(r.Dims)) / (1 << 20)
+			})
+		fig.Title = fmt.Sprintf("%s: device memory %s, %s", p.Name, s.ExtraLabel, rs[0].GPU)
+		fig.YLabel, fig.LogY = "device memory "+s.ExtraLabel+" (MiB)", true
+		return fig
+	}
 	fig := s.lines(p, rs, func(r Result) float64 { return float64(r.PeakMem) / (1 << 20) },
 		func(r Result) float64 { return float64(r.NeedMem) / (1 << 20) })
 	fig.Title = fmt.Sprintf("%s: device memory, %s", p.Name, rs[0].GPU)

@@ -14,6 +14,8 @@
 //  10. cudnn-conv: cuDNN convolutions
 //  11. cudnn-fusion: Fused cuDNN graphs
 //  12. softmax: Softmax
+//  13. attention: Attention as a chain of kernels
+//  14. flash-attention: Flash attention
 //
 // Adding a lesson is adding its folder and its kernels file, then running
 // "go generate ./..." from the repository's root: that registers it

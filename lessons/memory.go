@@ -39,13 +39,14 @@ func GiB(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// fits reports whether size s of p fits in the memory free now, on the
-// device and on the host, as an *OutOfMemoryError when it does not.
-func (e *Env) fits(p *Problem, s Size) error {
+// fits reports whether size s of p, run by impl (the zero Impl: any),
+// fits in the memory free now, on the device and on the host, as an
+// *OutOfMemoryError when it does not.
+func (e *Env) fits(p *Problem, impl Impl, s Size) error {
 	if p.Memory == nil {
 		return nil
 	}
-	need := p.Memory(s)
+	need := p.need(impl, s)
 	what := p.Name + " " + powerLabel(p, s)
 	if free, _, err := e.Dev.MemInfo(); err == nil && need.Device > free {
 		return &OutOfMemoryError{What: what, Where: "device", Need: need.Device, Free: free}
@@ -54,6 +55,16 @@ func (e *Env) fits(p *Problem, s Size) error {
 		return &OutOfMemoryError{What: what, Where: "host", Need: need.Host, Free: free}
 	}
 	return nil
+}
+
+// need is what size s of p takes when impl runs it: the problem's memory
+// and the impl's own beyond it.
+func (p *Problem) need(impl Impl, s Size) Memory {
+	m := p.Memory(s)
+	if impl.Extra != nil {
+		m.Device += impl.Extra(s)
+	}
+	return m
 }
 
 // powerLabel is p's label for s, with a power of two written 2^k: "n=2^33"

@@ -44,6 +44,10 @@ type Impl struct {
 	// Peak, if set, is the resource bounding this impl where it differs
 	// from the problem's, e.g. gpu.PeakFP8 for an FP8 product.
 	Peak string
+	// Extra, if set, is the device memory the impl needs at size s beyond
+	// the problem's Memory (e.g. attention's S×S scores), known before
+	// anything is allocated: a size where it does not fit is refused.
+	Extra func(s Size) int64
 }
 
 // refuses returns why impl cannot run size s on env's GPU, or nil.

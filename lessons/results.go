@@ -35,6 +35,7 @@ type Result struct {
 	Throughput  float64 `json:"throughput,omitempty"` // in Unit
 	Unit        string  `json:"unit,omitempty"`       // "GB/s" or "TFLOP/s"
 	PeakMem     int64   `json:"peak_mem_bytes,omitempty"`
+	ExtraMem    int64   `json:"extra_mem_bytes,omitempty"` // of PeakMem, what the impl took beyond the case's inputs and outputs
 	Workspace   int64   `json:"workspace_bytes,omitempty"` // scratch memory a library call asked for
 	Ceiling     float64 `json:"ceiling,omitempty"`         // in Unit, measured in the same run: the baseline of a memory-bound problem
 	CeilingName string  `json:"ceiling_name,omitempty"`

@@ -46,9 +46,9 @@ func (p *Problem) launchAs(impl Impl) Impl {
 // the impl, or need more memory than is free. A result with its Outcome
 // set comes back when it cannot, and nothing has been allocated.
 func (e *Env) before(p *Problem, impl Impl, s Size, r Result) (Result, bool) {
-	if err := e.fits(p, s); err != nil {
+	if err := e.fits(p, impl, s); err != nil {
 		r.Outcome, r.Detail = OutOfMemory, err.Error()
-		r.NeedMem = p.Memory(s).Device
+		r.NeedMem = p.need(impl, s).Device
 		return r, false
 	}
 	if why := p.launchAs(impl).refuses(e, s); why != nil {
@@ -205,17 +205,24 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 		return r, failure(&r, p, impl, s, err)
 	}
 	defer c.Free()
+	freeSetup, _, _ := env.Dev.MemInfo()
 	ops, err := c.Ops(p.launchAs(impl), k, block)
 	if err != nil {
 		return r, failure(&r, p, impl, s, err)
 	}
 	footprint := p.Memory(s).Device
-	// After Ops: a case may upload an impl's operands only when asked for them.
-	if free1, _, err := env.Dev.MemInfo(); err == nil && free0 > free1 {
-		r.PeakMem = free0 - free1
-	} else {
-		r.PeakMem = footprint
+	// Memory is read after Ops, since a case may allocate an impl's
+	// buffers only when asked for them, and again after the first run,
+	// since a library may allocate its workspace only then.
+	held := func() {
+		free1, _, err := env.Dev.MemInfo()
+		if err != nil {
+			return
+		}
+		r.PeakMem = max(r.PeakMem, free0-free1)
+		r.ExtraMem = max(r.ExtraMem, freeSetup-free1)
 	}
+	held()
 	check := func(when string) error {
 		if err := c.Poison(); err != nil {
 			return err
@@ -230,6 +237,10 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	}
 	if err := check("before"); err != nil {
 		return r, failure(&r, p, impl, s, err)
+	}
+	held()
+	if r.PeakMem <= 0 {
+		r.PeakMem = footprint
 	}
 	l2 := env.Dev.Info().L2Bytes
 	t, err := env.Dev.Bench(gpu.Bench{
@@ -266,7 +277,7 @@ func repsFor(work float64) int {
 // *OutOfMemoryError where it does not), for a Run step that launches a
 // problem's kernel itself.
 func (e *Env) Setup(p *Problem, s Size) (Case, error) {
-	if err := e.fits(p, s); err != nil {
+	if err := e.fits(p, Impl{}, s); err != nil {
 		return nil, err
 	}
 	return p.Setup(e, s)

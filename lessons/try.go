@@ -212,7 +212,7 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 	if err := e.verdictErr(e.verdict(v)); err != nil {
 		return err
 	}
-	if err := e.fits(p, ed.Size); err != nil {
+	if err := e.fits(p, Impl{}, ed.Size); err != nil {
 		return err
 	}
 	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
@@ -309,7 +309,7 @@ func (e *VerdictError) Error() string { return e.Verdict.String() }
 func (e *Env) benchBeside(l *Lesson, ed Edit, yours gpu.Source) error {
 	p, _ := l.findVariant(ed.Kernel)
 	im, _ := p.impl(ed.Kernel)
-	if err := e.fits(p, ed.Size); err != nil {
+	if err := e.fits(p, im, ed.Size); err != nil {
 		return err
 	}
 	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }

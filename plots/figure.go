@@ -65,8 +65,11 @@ type Bars struct {
 	Title    string
 	Subtitle string
 	YLabel   string
-	LogY     bool     // set by itself where the values span more than 100×
+	LogY     bool     // set by itself where the values span more than 100×, unless Stacked
 	Groups   []string // along the x axis
+	// Stacked puts a group's series on top of one another, one bar per
+	// group whose height is their sum, such as the parts of a time.
+	Stacked  bool
 	Series   []BarSeries
 	Ceilings []Ceiling
 }
@@ -195,6 +198,10 @@ func (f Lines) withAxes() Lines {
 // withAxes returns b with a log y axis where its values span more than
 // 100×.
 func (b Bars) withAxes() Bars {
+	if b.Stacked {
+		b.LogY = false // a stack's parts add up only on a linear axis
+		return b
+	}
 	var vs []float64
 	for _, s := range b.Series {
 		vs = append(vs, s.Values...)
@@ -386,6 +393,9 @@ func (b Bars) Plot() (*plot.Plot, error) {
 			maxY = math.Max(maxY, v)
 		}
 	}
+	if b.Stacked {
+		return b.stackedPlot(p)
+	}
 	base := 0.0
 	if b.LogY {
 		base = minV / 3
@@ -425,15 +435,57 @@ func (b Bars) Plot() (*plot.Plot, error) {
 	return p, nil
 }
 
+// stackedPlot draws b's series stacked, a bar per group with its total
+// written above it.
+func (b Bars) stackedPlot(p *plot.Plot) (*plot.Plot, error) {
+	p.Add(plotter.NewGrid())
+	width := vg.Points(math.Min(90, 480/float64(len(b.Groups))))
+	bottoms := make([]float64, len(b.Groups))
+	maxY := 0.0
+	for i, s := range b.Series {
+		bars := &barPlotter{values: s.Values, bottoms: append([]float64{}, bottoms...), width: width, colour: palette[i%len(palette)]}
+		for g, v := range s.Values {
+			bottoms[g] += v
+			maxY = math.Max(maxY, bottoms[g])
+		}
+		if i == len(b.Series)-1 {
+			bars.totals = bottoms
+		}
+		p.Add(bars)
+		p.Legend.Add(s.Name, bars)
+	}
+	for _, c := range b.Ceilings {
+		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: c.Value}, {X: float64(len(b.Groups)) - 0.5, Y: c.Value}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Dashes = ceilingLine(c)
+		p.Add(line)
+		p.Legend.Add(c.Name, line)
+		maxY = math.Max(maxY, c.Value)
+	}
+	p.NominalX(b.Groups...)
+	if len(b.Groups) > 4 {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign = draw.XRight
+	}
+	legendRoom(p, false, maxY, len(b.Series)+len(b.Ceilings))
+	return p, nil
+}
+
 // barPlotter draws one series of bars from base up to each value, with the
 // value written above: gonum's BarChart starts its bars at zero, which a
 // log axis cannot show.
 type barPlotter struct {
 	values []float64
 	base   float64
-	width  vg.Length
-	offset vg.Length
-	colour color.Color
+	// Stacked: each bar starts at its group's bottom, and the top series
+	// writes the groups' totals instead of its own values.
+	bottoms []float64
+	totals  []float64
+	width   vg.Length
+	offset  vg.Length
+	colour  color.Color
 }
 
 // Plot draws the bars on c.
@@ -443,22 +495,33 @@ func (b *barPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	font.Size = vg.Points(8)
 	label := draw.TextStyle{Color: color.Black, Font: font, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter}
 	for i, v := range b.values {
-		if v <= b.base {
-			continue
+		lo, hi := b.base, v
+		if b.bottoms != nil {
+			lo, hi = b.bottoms[i], b.bottoms[i]+v
 		}
 		x := trX(float64(i)) + b.offset
-		y0, y1 := trY(b.base), trY(v)
-		c.FillPolygon(b.colour, c.ClipPolygonY([]vg.Point{
-			{X: x - b.width/2, Y: y0}, {X: x - b.width/2, Y: y1}, {X: x + b.width/2, Y: y1}, {X: x + b.width/2, Y: y0},
-		}))
-		c.FillText(label, vg.Point{X: x, Y: y1 + vg.Points(2)}, barValue(v))
+		if hi > lo {
+			y0, y1 := trY(lo), trY(hi)
+			c.FillPolygon(b.colour, c.ClipPolygonY([]vg.Point{
+				{X: x - b.width/2, Y: y0}, {X: x - b.width/2, Y: y1}, {X: x + b.width/2, Y: y1}, {X: x + b.width/2, Y: y0},
+			}))
+		}
+		switch {
+		case b.totals != nil:
+			c.FillText(label, vg.Point{X: x, Y: trY(b.totals[i]) + vg.Points(2)}, barValue(b.totals[i]))
+		case b.bottoms == nil && hi > lo:
+			c.FillText(label, vg.Point{X: x, Y: trY(hi) + vg.Points(2)}, barValue(v))
+		}
 	}
 }
 
 // DataRange is the bars' extent, so that the axes take them in.
 func (b *barPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
 	ymin, ymax = b.base, b.base
-	for _, v := range b.values {
+	for i, v := range b.values {
+		if b.bottoms != nil {
+			v += b.bottoms[i]
+		}
 		ymax = math.Max(ymax, v)
 	}
 	return -0.5, float64(len(b.values)) - 0.5, ymin, ymax

@@ -35,6 +35,21 @@ func sampleBars() Bars {
 	}
 }
 
+// sampleStacked is where a chain's time goes: parts that add up, one
+// of them absent from one group.
+func sampleStacked() Bars {
+	return Bars{
+		Title: "Where the time goes", Subtitle: "live, 2026-11-23", YLabel: "ms", Stacked: true,
+		Groups: []string{"chain", "chain, scale in α"},
+		Series: []BarSeries{
+			{Name: "Q·Kᵀ", Values: []float64{0.6, 0.6}},
+			{Name: "scale", Values: []float64{0.9, 0}},
+			{Name: "softmax", Values: []float64{1.1, 1.1}},
+			{Name: "P·V", Values: []float64{0.5, 0.5}},
+		},
+	}
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
@@ -61,6 +76,7 @@ func TestTerminalGolden(t *testing.T) {
 		{"lines.golden", sample()},
 		{"bars.golden", sampleBars()},
 		{"lines_wide.golden", sampleWide()},
+		{"stacked.golden", sampleStacked()},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer
@@ -82,13 +98,13 @@ func sampleWide() Lines {
 }
 
 func TestSVGGolden(t *testing.T) {
-	for name, fig := range map[string]Figure{"lines_golden.svg": sample(), "bars_golden.svg": sampleBars(), "lines_wide_golden.svg": sampleWide()} {
+	for name, fig := range map[string]Figure{"lines_golden.svg": sample(), "bars_golden.svg": sampleBars(), "lines_wide_golden.svg": sampleWide(), "stacked_golden.svg": sampleStacked()} {
 		svg, err := Encode(fig, "svg")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"GB/s", "% of cuBLAS"} {
-			if strings.Contains(name, "lines") == (want == "GB/s") && !bytes.Contains(svg, []byte(want)) {
+			if !strings.Contains(name, "stacked") && strings.Contains(name, "lines") == (want == "GB/s") && !bytes.Contains(svg, []byte(want)) {
 				t.Errorf("%s: no %q in the SVG", name, want)
 			}
 		}

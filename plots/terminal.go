@@ -175,6 +175,9 @@ func terminalBars(w io.Writer, b Bars, cols int) error {
 		return err
 	}
 	b = b.withAxes()
+	if b.Stacked {
+		return terminalStacked(w, b, cols)
+	}
 	labelW := 0
 	for _, g := range b.Groups {
 		for _, s := range b.Series {
@@ -229,6 +232,55 @@ func terminalBars(w io.Writer, b Bars, cols int) error {
 		unit += ", bars on a log scale"
 	}
 	fmt.Fprintf(w, "%-*s (%s)\n", labelW, "", unit)
+	return nil
+}
+
+// stackShades tell a stacked bar's parts apart, one per series.
+var stackShades = []rune{'█', '▓', '▒', '░', '▞', '▚', '▤', '▥'}
+
+// terminalStacked draws a bar per group made of its series' parts, each in
+// a shade of its own, the total at the end and a legend of the shades.
+func terminalStacked(w io.Writer, b Bars, cols int) error {
+	labelW := 0
+	for _, g := range b.Groups {
+		labelW = max(labelW, len([]rune(g)))
+	}
+	totals := make([]float64, len(b.Groups))
+	maxV := 0.0
+	for gi := range b.Groups {
+		for _, s := range b.Series {
+			totals[gi] += s.Values[gi]
+		}
+		maxV = math.Max(maxV, totals[gi])
+	}
+	if maxV == 0 {
+		maxV = 1
+	}
+	barW := max(cols-labelW-14, 10)
+	fmt.Fprintf(w, "%s\n", b.Title)
+	if b.Subtitle != "" {
+		fmt.Fprintf(w, "%s\n", b.Subtitle)
+	}
+	for gi, g := range b.Groups {
+		var bar strings.Builder
+		acc, drawn := 0.0, 0
+		for si, s := range b.Series {
+			acc += s.Values[gi]
+			end := int(math.Round(acc / maxV * float64(barW)))
+			if s.Values[gi] > 0 && end == drawn {
+				end++ // every part that is there shows, however thin
+			}
+			bar.WriteString(strings.Repeat(string(stackShades[si%len(stackShades)]), max(0, end-drawn)))
+			drawn = max(drawn, end)
+		}
+		fmt.Fprintf(w, "%-*s %s %s\n", labelW, g, bar.String(), axisValue(totals[gi]))
+	}
+	var legend []string
+	for si, s := range b.Series {
+		legend = append(legend, fmt.Sprintf("%c %s", stackShades[si%len(stackShades)], s.Name))
+	}
+	fmt.Fprintf(w, "%-*s %s\n", labelW, "", strings.Join(legend, "   "))
+	fmt.Fprintf(w, "%-*s (%s)\n", labelW, "", b.YLabel)
 	return nil
 }
 

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -195,22 +193,7 @@ func input(rows, cols int, seed uint64) []float32 {
 
 // byRows calls f on bands of rows [r0, r1) on every CPU: benchmark points
 // hold 2²⁶ elements, whose inputs and reference take seconds on one core.
-// Bands start at multiples of a fixed height, so that input's seeds do not
-// depend on the number of CPUs.
-func byRows(rows, cols int, f func(r0, r1 int)) {
-	band := bandRows(cols)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for r0 := 0; r0 < rows; r0 += band {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(r0, r1 int) {
-			defer func() { <-sem; wg.Done() }()
-			f(r0, r1)
-		}(r0, min(rows, r0+band))
-	}
-	wg.Wait()
-}
+func byRows(rows, cols int, f func(r0, r1 int)) { lessons.Parallel(rows, bandRows(cols), f) }
 
 // bandRows is the height of byRows' bands: about 2¹⁶ elements each.
 func bandRows(cols int) int { return max(1, (1<<16)/cols) }
@@ -331,23 +314,12 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
 	case "softmax_v5", "softmax_h":
-		tx, ty := v5Block(c.cols)
+		tx, ty := lessons.SoftmaxBlock(c.cols)
 		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
 	case "softmax_v6":
 		launch.Grid, launch.Block = gpu.Dim(8*c.rows), gpu.Dim(v6Block(c.cols))
 	}
 	return []gpu.Op{launch}, nil
-}
-
-// v5Block is v5's block for rows of cols: tx threads a row, the fewest
-// power of two that holds the row at 32 floats a thread, and ty rows, so
-// that narrow rows still make blocks of 256 threads.
-func v5Block(cols int) (tx, ty int) {
-	tx = 1
-	for 32*tx < cols {
-		tx *= 2
-	}
-	return tx, max(1, 256/tx)
 }
 
 // v6Block is v6's threads per block: each of the cluster's 8 blocks holds

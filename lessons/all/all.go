@@ -12,4 +12,6 @@ import (
 	_ "cudarepl/lessons/10-cudnn-conv"
 	_ "cudarepl/lessons/11-cudnn-fusion"
 	_ "cudarepl/lessons/12-softmax"
+	_ "cudarepl/lessons/13-attention"
+	_ "cudarepl/lessons/14-flash-attention"
 )

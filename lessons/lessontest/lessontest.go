@@ -63,8 +63,8 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 		}
 	}
 	pngs, _ := filepath.Glob(filepath.Join(env.PlotDir, "*.png"))
-	if len(pngs) != want {
-		t.Errorf("%s: %d figures written, want %d (one per sweep, and one more for memory and for a ladder)", l.Slug, len(pngs), want)
+	if len(pngs) < want {
+		t.Errorf("%s: %d figures written, want at least %d (one per sweep, and one more for memory and for a ladder)", l.Slug, len(pngs), want)
 	}
 	if !strings.Contains(out.String(), "replayed from") {
 		t.Errorf("%s: replay output never says it is replayed:\n%s", l.Slug, out.String())

@@ -1,0 +1,9 @@
+package attention
+
+import (
+	"testing"
+
+	"cudarepl/lessons/lessontest"
+)
+
+func TestLesson(t *testing.T) { lessontest.Run(t, "attention") }

@@ -1,0 +1,162 @@
+package attention
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+	"cudarepl/plots"
+)
+
+// breakdownS is the sequence length the breakdown measures at.
+const breakdownS = 4096
+
+// whole names the measurement of a chain run end to end, beside its parts.
+const whole = "whole chain"
+
+// breakdown times each launch of each chain alone, non-causal and causal,
+// at B=4 H=16 S=4096 d=64, and draws where the time goes. Each part is
+// recorded as "<chain>: <launch>", and the chain run end to end as
+// "<chain>: whole chain", so that the parts can be held against the whole.
+func breakdown(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		var out []lessons.Result
+		for _, size := range []lessons.Size{{benchB, benchH, breakdownS, benchD}, {benchB, benchH, breakdownS, benchD, 1}} {
+			c, err := env.Setup(l.Problem, size)
+			if err != nil {
+				return out, err
+			}
+			rs, err := timeParts(env, l, step, c.(*acase), size)
+			c.Free()
+			out = append(out, rs...)
+			if err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	t, fig := breakdownTable(rs)
+	t.Notes = append(t.Notes, env.About(rs))
+	env.PrintTable(t)
+	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
+	return env.Figure(l, step, fig)
+}
+
+// timeParts checks each chain at size once, then times it whole and each
+// of its launches alone.
+func timeParts(env *lessons.Env, l *lessons.Lesson, title string, c *acase, size lessons.Size) ([]lessons.Result, error) {
+	var out []lessons.Result
+	for _, impl := range []string{chain, inAlpha} {
+		parts, err := c.steps(impl)
+		if err != nil {
+			return out, err
+		}
+		ops := make([]gpu.Op, len(parts))
+		for i, p := range parts {
+			ops[i] = p.op
+		}
+		if err := c.Poison(); err != nil {
+			return out, err
+		}
+		if err := env.Dev.Run(ops...); err != nil {
+			return out, err
+		}
+		if _, err := c.Check(); err != nil {
+			return out, fmt.Errorf("%s, %s: %w", impl, lessons.AttnLabel(size), err)
+		}
+		timed := append([]launch{{whole, nil}}, parts...)
+		for _, p := range timed {
+			list := []gpu.Op{p.op}
+			if p.op == nil {
+				list = ops
+			}
+			t, err := env.Dev.Bench(gpu.Bench{Name: impl + ": " + p.name, Ops: [][]gpu.Op{list}, Reps: 20})
+			if err != nil {
+				return out, err
+			}
+			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: title, Kind: "bench", Variant: impl + ": " + p.name,
+				Size: lessons.AttnLabel(size), Dims: size, DType: "float16"}.WithTimes(t.Stats())))
+		}
+	}
+	return out, nil
+}
+
+// breakdownTable lays the parts of each chain side by side, in ms, with
+// their sum against the chain timed whole, and stacks them in a figure.
+func breakdownTable(rs []lessons.Result) (*lessons.Table, plots.Bars) {
+	type group struct {
+		name  string
+		parts map[string]float64
+		whole float64
+	}
+	var groups []*group
+	byName := map[string]*group{}
+	var partNames []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		impl, part, ok := strings.Cut(r.Variant, ": ")
+		if !ok {
+			continue
+		}
+		name := impl
+		if lessons.AttnOf(r.Dims).Causal {
+			name += ", causal"
+		}
+		g := byName[name]
+		if g == nil {
+			g = &group{name: name, parts: map[string]float64{}}
+			byName[name] = g
+			groups = append(groups, g)
+		}
+		if part == whole {
+			g.whole = r.MedianMs
+			continue
+		}
+		part = strings.Replace(part, "Q·Kᵀ, scaled", "Q·Kᵀ", 1) // one colour for the first product
+		g.parts[part] = r.MedianMs
+		if !seen[part] {
+			seen[part] = true
+			partNames = append(partNames, part)
+		}
+	}
+	// The product parts first and last, as the chain runs them.
+	order := map[string]int{"Q·Kᵀ (cuBLAS)": 0, "scale_h": 1, "causal_mask_h": 2, "softmax_h": 3, "P·V (cuBLAS)": 4}
+	slices.SortStableFunc(partNames, func(a, b string) int { return order[a] - order[b] })
+	t := &lessons.Table{Headers: append(append([]string{fmt.Sprintf("S = %d (ms)", breakdownS)}, partNames...), "sum", whole, "S×S passes")}
+	t.Right = make([]bool, len(t.Headers))
+	for i := 1; i < len(t.Right); i++ {
+		t.Right[i] = true
+	}
+	fig := plots.Bars{Title: fmt.Sprintf("Where attention's time goes, B=%d H=%d S=%d d=%d, fp16", benchB, benchH, breakdownS, benchD),
+		YLabel: "ms, each launch timed alone", Stacked: true}
+	for _, n := range partNames {
+		fig.Series = append(fig.Series, plots.BarSeries{Name: n})
+	}
+	for _, g := range groups {
+		row := []string{g.name}
+		sum, between := 0.0, 0.0
+		for i, n := range partNames {
+			v, ok := g.parts[n]
+			fig.Series[i].Values = append(fig.Series[i].Values, v)
+			if !ok {
+				row = append(row, "—")
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.3f", v))
+			sum += v
+			if !strings.Contains(n, "cuBLAS") {
+				between += v
+			}
+		}
+		fig.Groups = append(fig.Groups, g.name)
+		row = append(row, fmt.Sprintf("%.3f", sum), fmt.Sprintf("%.3f", g.whole), fmt.Sprintf("%.0f%% of the time", 100*between/sum))
+		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = []string{"S×S passes: the launches between the two products, each a full read and write of the scores"}
+	return t, fig
+}

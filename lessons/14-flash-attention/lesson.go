@@ -1,0 +1,228 @@
+// Package flashattention is lesson 14: attention in one kernel, the S×S
+// scores never written, from a thread per query in fp32 to tensor cores,
+// against cuDNN's fused attention.
+package flashattention
+
+import (
+	"embed"
+	"errors"
+
+	"cudarepl/cudnnx"
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+//go:embed testdata
+var testdata embed.FS
+
+// The library impl, and the shape the lesson measures, with S swept.
+const (
+	cudnnName               = "cuDNN SDPA"
+	benchB, benchH, benchD  = 4, 16, 64
+	v1Block, v2Rows, v1MaxD = 64, 64, 64
+	v2Threads               = 128
+	flashTol                = lessons.TolHalf
+	v2SharedRows            = v2Rows + 4*v2Rows // Q, and two stages of K and V
+	v2RowPad                = 8                 // halves of padding per shared-memory row
+	errNotCausalV1          = "v1 is the plain idea: not causal"
+	errNotCausalCudnn       = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
+	errHeadDim              = "d must be 64 or 128"
+	errV1HeadDim            = "v1 holds a query's row and its output in registers: d ≤ 64"
+)
+
+func init() {
+	var sizes []lessons.Size
+	for _, s := range []int{512, 1024, 2048, 4096, 8192, 16384} {
+		sizes = append(sizes, lessons.Size{benchB, benchH, s, benchD})
+	}
+	var wide, causal []lessons.Size
+	for _, s := range []int{1024, 4096, 16384} {
+		wide = append(wide, lessons.Size{benchB, benchH, s, 128})
+		causal = append(causal, lessons.Size{benchB, benchH, s, benchD, 1})
+	}
+	lessons.Register(lessons.Def{
+		Number: 14, Slug: "flash-attention", Markdown: markdown, Kernels: "flash_attention.cu", Problem: problem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1", Starter: starter,
+			Task: "Write the online-softmax update for each key (the new max, the rescaled running sum and output) and the final division.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "solution.cu", Sanitize: "racecheck"},
+			{File: "sum_not_rescaled.cu", Want: "check: O["},
+			{File: "output_not_rescaled.cu", Want: "check: O["},
+			{File: "no_division.cu", Want: "check: O["},
+			{File: "max_from_zero.cu", Want: "not finite"},
+			{File: "tail_unmasked.cu", Want: "check: O["},
+		},
+		Actions: map[string]lessons.Action{
+			"A thread per query": lessons.ShowKernel{Names: []string{"flash_v1"}},
+			"Tensor cores":       lessons.ShowKernel{Names: []string{"flash_v2"}},
+			"Check":              lessons.CheckStep{},
+			"Against cuDNN": lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
+				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V"},
+			"Head dimension 128": lessons.Sweep{Title: "Attention forward, fp16, d = 128", XLabel: "sequence length S (B=4, H=16, d=128)",
+				Sizes: wide, XDim: 2},
+			"Causal": lessons.Sweep{Title: "Causal attention forward, fp16", XLabel: "sequence length S (B=4, H=16, d=64, causal)",
+				Sizes: causal, XDim: 2},
+			"Exercise": lessons.ExerciseStep{},
+		},
+	})
+}
+
+func problem() *lessons.Problem {
+	impls := lessons.LadderImpls("flash_attention.cu")
+	for i := range impls {
+		switch impls[i].Name {
+		case "flash_v1":
+			impls[i].Block = v1Block
+			impls[i].Requires = func(s lessons.Size) error {
+				a := lessons.AttnOf(s)
+				switch {
+				case a.Causal:
+					return errors.New(errNotCausalV1)
+				case a.D > v1MaxD:
+					return errors.New(errV1HeadDim)
+				}
+				return nil
+			}
+		case "flash_v2":
+			impls[i].Block = v2Threads
+			impls[i].Requires = headDim
+			impls[i].Summary += " (at d = 128 its twin flash_v2_d128 runs: a kernel of its own, for the registers)"
+		}
+	}
+	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
+		Summary: "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics",
+		Requires: func(s lessons.Size) error {
+			if lessons.AttnOf(s).Causal {
+				return errors.New(errNotCausalCudnn)
+			}
+			return headDim(s)
+		}})
+	return &lessons.Problem{
+		Name: "flash attention (fp16)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16,
+		CheckSizes: []lessons.Size{
+			{1, 4, 1, 64}, {1, 4, 3, 64, 1}, {2, 2, 100, 64}, {1, 4, 100, 64, 1}, {1, 4, 257, 64}, {2, 4, 257, 64, 1},
+			{1, 4, 1000, 64}, {1, 4, 1000, 64, 1},
+			{1, 4, 1, 128, 1}, {1, 4, 3, 128}, {1, 4, 100, 128, 1}, {2, 2, 257, 128}, {1, 4, 1000, 128}, {1, 4, 1000, 128, 1},
+		},
+		Impls:     impls,
+		Setup:     setup,
+		Memory:    memory,
+		Work:      lessons.AttnFLOPs,
+		SizeLabel: lessons.AttnLabel,
+	}
+}
+
+func headDim(s lessons.Size) error {
+	if d := lessons.AttnOf(s).D; d != 64 && d != 128 {
+		return errors.New(errHeadDim)
+	}
+	return nil
+}
+
+// memory is Q, K and V, and an fp16 and an fp32 output; on the host, the
+// inputs as fp16 and fp32 on their way up and the output read back.
+func memory(s lessons.Size) lessons.Memory {
+	a := lessons.AttnOf(s)
+	return lessons.Memory{Device: lessons.AttnInputBytes(a) + lessons.AttnOutputBytes(a, 2) + lessons.AttnOutputBytes(a, 4),
+		Host: 3*2*a.Elems() + 3*4*a.Elems() + 8*a.Elems()}
+}
+
+// fcase is one attention problem on the GPU.
+type fcase struct {
+	env *lessons.Env
+	a   lessons.AttnShape
+	buf *lessons.AttnBuffers
+	tol float64 // for the output last computed
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	a := lessons.AttnOf(s)
+	// cuDNN's plans and workspace are dropped, so that what its point
+	// holds beyond Q, K and V is measured afresh at every size. Where
+	// there is no cuDNN there is nothing to drop, and its impl fails on
+	// its own with the reason.
+	_ = cudnnx.DropPlans(env.Dev)
+	buf, err := lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1).Upload(env.Dev)
+	if err != nil {
+		return nil, err
+	}
+	return &fcase{env: env, a: a, buf: buf, tol: flashTol}, nil
+}
+
+// Ops launches impl: v1 (and kernels judged like it) on fp32 copies of the
+// inputs, the rest on fp16.
+func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	a := c.a
+	switch impl.Name {
+	case "flash_v1":
+		q, kk, v, err := c.buf.Float32Inputs()
+		if err != nil {
+			return nil, err
+		}
+		o, err := c.buf.O(gpu.FP32)
+		if err != nil {
+			return nil, err
+		}
+		c.tol = lessons.TolFP32Sum(a.S)
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, block), a.Heads()), Block: gpu.Dim(block),
+			Args: []gpu.Arg{gpu.Ptr(q), gpu.Ptr(kk), gpu.Ptr(v), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale()))}}}, nil
+	}
+	o, err := c.buf.O(gpu.FP16)
+	if err != nil {
+		return nil, err
+	}
+	c.tol = flashTol
+	switch impl.Name {
+	case "flash_v2":
+		if a.D == 128 {
+			src, err := kernels.Source("flash_attention.cu")
+			if err != nil {
+				return nil, err
+			}
+			if k, err = c.env.Kernel(src, "flash_v2_d128"); err != nil {
+				return nil, err
+			}
+		}
+		causal := int32(0)
+		if a.Causal {
+			causal = 1
+		}
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, v2Rows), a.Heads()), Block: gpu.Dim(v2Threads),
+			Shared: v2SharedRows * (a.D + v2RowPad) * 2,
+			Args: []gpu.Arg{gpu.Ptr(c.buf.Q), gpu.Ptr(c.buf.K), gpu.Ptr(c.buf.V), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)),
+				gpu.Float32(float32(a.Scale())), gpu.Int32(causal)}}}, nil
+	case cudnnName:
+		g := cudnnx.New("sdpa")
+		sh := cudnnx.BHSD(a.B, a.H, a.S, a.D)
+		q, kt, v := g.Tensor("q", gpu.FP16, sh), g.Tensor("k", gpu.FP16, sh), g.Tensor("v", gpu.FP16, sh)
+		out := g.SDPA(q, kt, v, a.Scale())
+		op, err := g.Op(cudnnx.Bind{q: c.buf.Q, kt: c.buf.K, v: c.buf.V, out: o}, cudnnx.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return []gpu.Op{op}, nil
+	}
+	return nil, errors.New("flash attention has no variant " + impl.Name)
+}
+
+func (c *fcase) Poison() error { return c.buf.Poison() }
+
+// Check compares O with the float64 attention: within fp16's tolerance,
+// or float32's for v1.
+func (c *fcase) Check() (lessons.CheckStats, error) { return c.buf.Check(c.tol) }
+
+func (c *fcase) Free() { c.buf.Free() }

@@ -1,0 +1,9 @@
+package flashattention
+
+import (
+	"testing"
+
+	"cudarepl/lessons/lessontest"
+)
+
+func TestLesson(t *testing.T) { lessontest.Run(t, "flash-attention") }
