@@ -413,20 +413,9 @@ func (b Bars) Plot() (*plot.Plot, error) {
 			p.Legend.Add(s.Name, bars)
 		}
 	}
-	for _, c := range b.Ceilings {
-		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: c.Value}, {X: float64(len(b.Groups)) - 0.5, Y: c.Value}})
-		if err != nil {
-			return nil, err
-		}
-		line.Color, line.Dashes = ceilingLine(c)
-		p.Add(line)
-		p.Legend.Add(c.Name, line)
-		maxY = math.Max(maxY, c.Value)
-	}
-	p.NominalX(b.Groups...)
-	if len(b.Groups) > 4 {
-		p.X.Tick.Label.Rotation = math.Pi / 6
-		p.X.Tick.Label.XAlign = draw.XRight
+	maxY, err := b.ceilingsAndGroups(p, maxY)
+	if err != nil {
+		return nil, err
 	}
 	legendRoom(p, b.LogY, maxY, len(b.Series)+len(b.Ceilings))
 	if b.LogY {
@@ -454,10 +443,21 @@ func (b Bars) stackedPlot(p *plot.Plot) (*plot.Plot, error) {
 		p.Add(bars)
 		p.Legend.Add(s.Name, bars)
 	}
+	maxY, err := b.ceilingsAndGroups(p, maxY)
+	if err != nil {
+		return nil, err
+	}
+	legendRoom(p, false, maxY, len(b.Series)+len(b.Ceilings))
+	return p, nil
+}
+
+// ceilingsAndGroups draws b's ceilings across the plot and names the
+// groups along the x axis; it returns maxY raised to the highest ceiling.
+func (b Bars) ceilingsAndGroups(p *plot.Plot, maxY float64) (float64, error) {
 	for _, c := range b.Ceilings {
 		line, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: c.Value}, {X: float64(len(b.Groups)) - 0.5, Y: c.Value}})
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		line.Color, line.Dashes = ceilingLine(c)
 		p.Add(line)
@@ -469,8 +469,7 @@ func (b Bars) stackedPlot(p *plot.Plot) (*plot.Plot, error) {
 		p.X.Tick.Label.Rotation = math.Pi / 6
 		p.X.Tick.Label.XAlign = draw.XRight
 	}
-	legendRoom(p, false, maxY, len(b.Series)+len(b.Ceilings))
-	return p, nil
+	return maxY, nil
 }
 
 // barPlotter draws one series of bars from base up to each value, with the
