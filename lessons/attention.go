@@ -259,23 +259,17 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 // holds beyond Q, K and V counts its output); and guardWords poisoned words
 // behind each O, which a kernel running past the last row would write.
 type AttnBuffers struct {
-	Q, K, V   gpu.DevicePtr
-	o16, o32  gpu.DevicePtr
-	q32, k32  gpu.DevicePtr
-	v32       gpu.DevicePtr
-	data      *AttnData
-	dev       gpu.Device
-	outType   gpu.DType // of the O written last
-	guardFrom int64     // words of O before its guard
+	Q, K, V  gpu.DevicePtr
+	o16, o32 gpu.DevicePtr
+	q32, k32 gpu.DevicePtr
+	v32      gpu.DevicePtr
+	data     *AttnData
+	dev      gpu.Device
+	outType  gpu.DType // of the O written last
 }
 
-// The guard behind O, and what O and the guard are poisoned with: a NaN no
-// kernel computes by accident (for fp16, two NaN halves).
-const (
-	attnGuard      = 1024
-	attnPoison32   = 0x7fc0dead
-	attnPoisonHalf = 0x7fc17fc1
-)
+// attnGuard is the words behind O, poisoned with O.
+const attnGuard = 1024
 
 // AttnInputBytes is what Q, K and V take on the device as fp16.
 func AttnInputBytes(a AttnShape) int64 { return 3 * 2 * a.Elems() }
@@ -286,21 +280,27 @@ func AttnOutputBytes(a AttnShape, elem int64) int64 { return elem*a.Elems() + 4*
 // Upload puts d's inputs on dev as fp16.
 func (d *AttnData) Upload(dev gpu.Device) (*AttnBuffers, error) {
 	b := &AttnBuffers{data: d, dev: dev}
-	var err error
-	for _, x := range []struct {
-		dst *gpu.DevicePtr
-		src []uint16
-	}{{&b.Q, d.Q}, {&b.K, d.K}, {&b.V, d.V}} {
-		if *x.dst, err = gpu.Upload(dev, x.src); err != nil {
-			b.Free()
-			return nil, err
-		}
+	if err := uploadInputs(b, [3]*gpu.DevicePtr{&b.Q, &b.K, &b.V}, func(h []uint16) []uint16 { return h }); err != nil {
+		b.Free()
+		return nil, err
 	}
 	return b, nil
 }
 
+// uploadInputs puts Q, K and V, each converted by conv, on b's device at
+// dst; what was uploaded before an error stays for Free.
+func uploadInputs[T gpu.Element](b *AttnBuffers, dst [3]*gpu.DevicePtr, conv func([]uint16) []T) error {
+	var err error
+	for i, src := range [][]uint16{b.data.Q, b.data.K, b.data.V} {
+		if *dst[i], err = gpu.Upload(b.dev, conv(src)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // O returns the output of type t (FP16 or FP32), allocating it the first
-// time, and makes it the one Poison and Output work on.
+// time, and makes it the one Poison and Check work on.
 func (b *AttnBuffers) O(t gpu.DType) (gpu.DevicePtr, error) {
 	p := &b.o16
 	if t == gpu.FP32 {
@@ -314,21 +314,19 @@ func (b *AttnBuffers) O(t gpu.DType) (gpu.DevicePtr, error) {
 		*p = o
 	}
 	b.outType = t
-	b.guardFrom = (int64(t.Size())*b.data.Elems() + 3) / 4
 	return *p, nil
 }
+
+// guardFrom is how many 4-byte words the current output takes: its guard
+// follows them.
+func (b *AttnBuffers) guardFrom() int64 { return (int64(b.outType.Size())*b.data.Elems() + 3) / 4 }
 
 // Float32Inputs returns Q, K and V widened to fp32, uploading them the
 // first time.
 func (b *AttnBuffers) Float32Inputs() (q, k, v gpu.DevicePtr, err error) {
-	if b.q32 == 0 {
-		for _, x := range []struct {
-			dst *gpu.DevicePtr
-			src []uint16
-		}{{&b.q32, b.data.Q}, {&b.k32, b.data.K}, {&b.v32, b.data.V}} {
-			if *x.dst, err = gpu.Upload(b.dev, Floats(x.src)); err != nil {
-				return 0, 0, 0, err
-			}
+	if b.v32 == 0 {
+		if err := uploadInputs(b, [3]*gpu.DevicePtr{&b.q32, &b.k32, &b.v32}, Floats); err != nil {
+			return 0, 0, 0, err
 		}
 	}
 	return b.q32, b.k32, b.v32, nil
@@ -347,11 +345,7 @@ func (b *AttnBuffers) Poison() error {
 	if b.out() == 0 {
 		return fmt.Errorf("attention: no output set up to poison")
 	}
-	w := uint32(attnPoisonHalf)
-	if b.outType == gpu.FP32 {
-		w = attnPoison32
-	}
-	return b.dev.Run(gpu.Memset{Dst: b.out(), Value: w, Count: b.guardFrom + attnGuard})
+	return b.dev.Run(gpu.Memset{Dst: b.out(), Value: PoisonWord(b.outType), Count: b.guardFrom() + attnGuard})
 }
 
 // Check reads the current output back and compares it with the reference,
@@ -376,16 +370,12 @@ func (b *AttnBuffers) Check(tol float64) (CheckStats, error) {
 	if err != nil {
 		return st, err
 	}
-	guard, err := gpu.Download[uint32](b.dev, b.out()+gpu.DevicePtr(4*b.guardFrom), attnGuard)
+	guard, err := gpu.Download[uint32](b.dev, b.out()+gpu.DevicePtr(4*b.guardFrom()), attnGuard)
 	if err != nil {
 		return st, err
 	}
-	poison := uint32(attnPoisonHalf)
-	if b.outType == gpu.FP32 {
-		poison = attnPoison32
-	}
 	for i, w := range guard {
-		if w != poison {
+		if w != PoisonWord(b.outType) {
 			return st, fmt.Errorf("check: word %d behind O was written, past the end of O (%s)", i, AttnLabel(Size{b.data.B, b.data.H, b.data.S, b.data.D}))
 		}
 	}

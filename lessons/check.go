@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"cudarepl/gpu"
 )
 
 // Tolerances by the precision of the arithmetic, relative to the reference
@@ -14,6 +16,17 @@ const (
 	TolTF32          = 1e-3
 	TolHalf          = 1e-2 // fp16 and bf16
 )
+
+// PoisonWord is the 32-bit word an output of type t is filled with before
+// a kernel runs, so that an element never written fails its check: a
+// float32 NaN no kernel computes by accident, and for 16-bit types a pair
+// of NaNs, which reads as NaN in fp16 and in bf16 alike.
+func PoisonWord(t gpu.DType) uint32 {
+	if t.Size() == 2 {
+		return 0x7fc17fc1
+	}
+	return 0x7fc0dead
+}
 
 // CheckError is a failed check: the first wrong element, its value, the
 // expected value, the tolerance, and how many elements differ.

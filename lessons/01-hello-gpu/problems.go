@@ -8,9 +8,6 @@ import (
 	"cudarepl/lessons"
 )
 
-const poison32 = 0x7fc0dead // an fp32 NaN
-const poison16 = 0x7e007e00 // two fp16 NaNs
-
 // copyProblem is a device-to-device copy of n bytes (n a multiple of 4).
 func copyProblem() *lessons.Problem {
 	return &lessons.Problem{
@@ -68,7 +65,7 @@ func (c *copyCase) Ops(lessons.Impl, gpu.Kernel, int) ([]gpu.Op, error) {
 }
 
 func (c *copyCase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.dst, Value: poison32, Count: int64(c.words)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dst, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.words)})
 }
 
 // Check compares every word of the copy with the source.
@@ -177,11 +174,11 @@ func (c *gemmCase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error)
 }
 
 func (c *gemmCase) Poison() error {
-	v := uint32(poison32)
+	t := gpu.FP32
 	if c.last == "cuBLAS fp16" {
-		v = poison16
+		t = gpu.FP16
 	}
-	return c.env.Dev.Run(gpu.Memset{Dst: c.c, Value: v, Count: int64(c.m * c.n)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.c, Value: lessons.PoisonWord(t), Count: int64(c.m * c.n)})
 }
 
 // Check compares C (every element, or the sample for big products) with a

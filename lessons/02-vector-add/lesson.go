@@ -83,8 +83,6 @@ func memory(s lessons.Size) lessons.Memory {
 // that ignores n would write.
 const guardElems = 1024
 
-const poison = 0x7fc0dead // a NaN no kernel computes by accident
-
 // vcase is one vector add on the GPU.
 type vcase struct {
 	env     *lessons.Env
@@ -127,7 +125,7 @@ func (c *vcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 }
 
 func (c *vcase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.c, Value: poison, Count: int64(c.n + guardElems)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.c, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.n + guardElems)})
 }
 
 // Check compares c with a + b, then checks that nothing was written past n.
@@ -150,7 +148,7 @@ func (c *vcase) Check() (lessons.CheckStats, error) {
 func pastTheEnd(guard []float32, n int) error {
 	first, count := -1, 0
 	for i, v := range guard {
-		if math.Float32bits(v) != poison {
+		if math.Float32bits(v) != lessons.PoisonWord(gpu.FP32) {
 			if first < 0 {
 				first = i
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/gpu"
 	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
 )
@@ -18,7 +19,7 @@ func TestLesson(t *testing.T) { lessontest.Run(t, "vector-add") }
 func TestPastTheEnd(t *testing.T) {
 	guard := make([]float32, 8)
 	for i := range guard {
-		guard[i] = math.Float32frombits(poison)
+		guard[i] = math.Float32frombits(lessons.PoisonWord(gpu.FP32))
 	}
 	if err := pastTheEnd(guard, 1000); err != nil {
 		t.Errorf("untouched guard: %v", err)

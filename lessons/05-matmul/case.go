@@ -7,8 +7,6 @@ import (
 	"cudarepl/lessons"
 )
 
-const poison = 0x7fc0dead // an fp32 NaN
-
 // mcase is one product on the GPU, with its inputs kept for the reference.
 type mcase struct {
 	env     *lessons.Env
@@ -54,7 +52,7 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 }
 
 func (c *mcase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: poison, Count: int64(c.m * c.n)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.m * c.n)})
 }
 
 // Check compares C with a float64 product of the same inputs: every element,

@@ -159,7 +159,7 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 }
 
 func (c *bcase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: 0x7fc0dead, Count: int64(c.batch * c.m * c.n)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dc, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.batch * c.m * c.n)})
 }
 
 // Check compares every product of the batch with its float64 reference.

@@ -141,13 +141,6 @@ func sizeLabel(s lessons.Size) string { return fmt.Sprintf("%d × %d", s[0], s[1
 // the last row would write.
 const guardElems = 1024
 
-// The poison words y and the guard are filled with: a float32 NaN no kernel
-// computes by accident, and for fp16 two NaN halves.
-const (
-	poison     = 0x7fc0dead
-	poisonHalf = 0x7fc17fc1
-)
-
 // memory is x and y (and the guard) on the device; on the host x, its
 // float64 reference when checked, y read back, and x and y on their way
 // through the worker.
@@ -332,17 +325,9 @@ func v6Block(cols int) int {
 // words is how many 4-byte words y takes; the guard follows them.
 func (c *scase) words() int { return (c.typ.Size()*c.rows*c.cols + 3) / 4 }
 
-// poisonWord is what y and the guard are filled with.
-func (c *scase) poisonWord() uint32 {
-	if c.typ == gpu.FP16 {
-		return poisonHalf
-	}
-	return poison
-}
-
 // Poison fills y and the guard with NaN.
 func (c *scase) Poison() error {
-	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: c.poisonWord(), Count: int64(c.words() + guardElems)})
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: lessons.PoisonWord(c.typ), Count: int64(c.words() + guardElems)})
 }
 
 // Check compares y with the float64 softmax of x, then checks that nothing
@@ -364,7 +349,7 @@ func (c *scase) Check() (lessons.CheckStats, error) {
 		return st, err
 	}
 	for i, v := range guard {
-		if v != c.poisonWord() {
+		if v != lessons.PoisonWord(c.typ) {
 			return st, fmt.Errorf("check: word %d behind y was written, past the end of y (%d rows × %d)", i, c.rows, c.cols)
 		}
 	}
