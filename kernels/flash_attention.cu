@@ -84,19 +84,20 @@ static __device__ __forceinline__ float exp2_approx(float x) {
     return y;
 }
 
-// flash_v2_tile is flash_v2 for head dimension D: see below.
-template <int D>
+// flash_v2_tile is flash_v2 for head dimension D, each warp taking MT
+// tiles of 16 queries: see below.
+template <int D, int MT>
 __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const unsigned short* K, const unsigned short* V, unsigned short* O,
                                               int S, float scale, int causal, unsigned short* smem) {
-    const int BR = 64, BC = 64, ST = D + 8;  // 64 queries, 64 keys a tile; rows padded by 16 bytes
-    const int CHUNKS = D / 8;                // 16-byte chunks in a row
-    unsigned short* Qs = smem;               // [BR][ST]
-    unsigned short* Ks = Qs + BR * ST;       // [2][BC][ST]
-    unsigned short* Vs = Ks + 2 * BC * ST;   // [2][BC][ST]
+    const int WR = 16 * MT, BR = 4 * WR, BC = 64, ST = D + 8;  // a warp's queries, the block's; 64 keys a tile; rows padded by 16 bytes
+    const int CHUNKS = D / 8;                                  // 16-byte chunks in a row
+    unsigned short* Qs = smem;                                 // [BR][ST]
+    unsigned short* Ks = Qs + BR * ST;                         // [2][BC][ST]
+    unsigned short* Vs = Ks + 2 * BC * ST;                     // [2][BC][ST]
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int g = lane / 4, t = lane % 4;  // the rows and columns of the mma fragments this lane holds
     long long head = (long long)blockIdx.y * S * D;
-    int q0 = blockIdx.x * BR;
+    int q0 = blockIdx.x * BR, w0 = q0 + warp * WR;  // the block's first query, and this warp's
 
     // copy issues cp.async copies of rows [r0, r0 + rows) of X into Xs,
     // zero-filling the rows past S.
@@ -116,10 +117,11 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
     asm volatile("cp.async.commit_group;");
 
     const float sl2 = scale * 1.4426950408889634f;  // scores in log2 units, for ex2
-    unsigned qf[D / 16][4];                          // this warp's 16 rows of Q as A fragments
-    float o[D / 8][4] = {{0}};                       // its 16×D of the output, fp32
-    float m[2] = {NEG_INF, NEG_INF}, l[2] = {0, 0};  // rows g and g + 8: max (log2 units) and this lane's part of the sum
-    int row[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
+    unsigned qf[MT][D / 16][4];                      // this warp's rows of Q as A fragments
+    float o[MT][D / 8][4] = {};                      // its rows of the output, fp32
+    float m[MT][2], l[MT][2] = {};                   // rows g and g + 8 of each tile: max (log2 units) and this lane's part of the sum
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = NEG_INF;
 
     for (int kt = 0; kt < tiles; kt++) {
         int s = kt & 1;
@@ -134,19 +136,22 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
         __syncthreads();  // tile kt (and Q) have landed for every thread
         if (kt == 0) {
 #pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                int r = warp * 16 + lane % 16, c = kk * 16 + (lane / 16) * 8;
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                             : "=r"(qf[kk][0]), "=r"(qf[kk][1]), "=r"(qf[kk][2]), "=r"(qf[kk][3])
-                             : "r"(smem32(&Qs[r * ST + c])));
-            }
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < D / 16; kk++) {
+                    int r = warp * WR + mt * 16 + lane % 16, c = kk * 16 + (lane / 16) * 8;
+                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                                 : "=r"(qf[mt][kk][0]), "=r"(qf[mt][kk][1]), "=r"(qf[mt][kk][2]), "=r"(qf[mt][kk][3])
+                                 : "r"(smem32(&Qs[r * ST + c])));
+                }
         }
         const unsigned short* Kt = Ks + s * BC * ST;
         const unsigned short* Vt = Vs + s * BC * ST;
 
-        // The warp's 16×64 scores, Q·Kᵀ: K's rows, read as they are, are
-        // the column-major B operand the mma takes.
-        float sc[BC / 8][4] = {{0}};
+        // The warp's scores, Q·Kᵀ: K's rows, read as they are, are the
+        // column-major B operand the mma takes. Each fragment of K read
+        // from shared memory serves all MT tiles of queries.
+        float sc[MT][BC / 8][4] = {};
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
 #pragma unroll
@@ -156,58 +161,63 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                              : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
                              : "r"(smem32(&Kt[r * ST + c])));
-                mma16816(sc[2 * nj], qf[kk], b);
-                mma16816(sc[2 * nj + 1], qf[kk], b + 2);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816(sc[mt][2 * nj], qf[mt][kk], b);
+                    mma16816(sc[mt][2 * nj + 1], qf[mt][kk], b + 2);
+                }
             }
         }
         // Scale, mask the keys past S (and, causal, past the query), and
         // take each row's new max across the 4 lanes that share the row.
         int j0 = kt * BC;
-        bool mask = j0 + BC > S || (causal && j0 + BC - 1 > q0 + warp * 16);
-        float mx[2] = {m[0], m[1]};
+        bool mask = j0 + BC > S || (causal && j0 + BC - 1 > w0);
+        unsigned pf[MT][BC / 16][4];
 #pragma unroll
-        for (int ni = 0; ni < BC / 8; ni++) {
+        for (int mt = 0; mt < MT; mt++) {
+            float mx[2] = {m[mt][0], m[mt][1]};
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int h = e / 2, j = j0 + ni * 8 + 2 * t + e % 2;
-                float v = sc[ni][e] * sl2;
-                if (mask && (j >= S || (causal && j > row[h]))) v = NEG_INF;
-                sc[ni][e] = v;
-                mx[h] = fmaxf(mx[h], v);
+            for (int ni = 0; ni < BC / 8; ni++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int h = e / 2, j = j0 + ni * 8 + 2 * t + e % 2;
+                    float v = sc[mt][ni][e] * sl2;
+                    if (mask && (j >= S || (causal && j > w0 + mt * 16 + g + 8 * h))) v = NEG_INF;
+                    sc[mt][ni][e] = v;
+                    mx[h] = fmaxf(mx[h], v);
+                }
             }
-        }
-        float corr[2];
+            float corr[2], base[2];
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-            float base = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
-            corr[h] = exp2_approx(m[h] - base);
-            m[h] = mx[h];
-            l[h] *= corr[h];
-        }
-        // P = exp2(s − m), kept in registers: the accumulator layout of two
-        // neighbouring 16×8 tiles is the A-operand layout of one 16×16, so
-        // P goes into the next product without leaving the registers.
-        unsigned pf[BC / 16][4];
-#pragma unroll
-        for (int ni = 0; ni < BC / 8; ni++) {
-            float p[4];
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int h = e / 2;
-                p[e] = exp2_approx(sc[ni][e] - (m[h] == NEG_INF ? 0.0f : m[h]));
-                l[h] += p[e];
+            for (int h = 0; h < 2; h++) {
+                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+                base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
+                corr[h] = exp2_approx(m[mt][h] - base[h]);
+                m[mt][h] = mx[h];
+                l[mt][h] *= corr[h];
             }
-            pf[ni / 2][(ni % 2) * 2] = pack2(p[0], p[1]);
-            pf[ni / 2][(ni % 2) * 2 + 1] = pack2(p[2], p[3]);
-        }
+            // P = exp2(s − m), kept in registers: the accumulator layout of
+            // two neighbouring 16×8 tiles is the A-operand layout of one
+            // 16×16, so P goes into the next product without leaving them.
 #pragma unroll
-        for (int dn = 0; dn < D / 8; dn++) {
-            o[dn][0] *= corr[0];
-            o[dn][1] *= corr[0];
-            o[dn][2] *= corr[1];
-            o[dn][3] *= corr[1];
+            for (int ni = 0; ni < BC / 8; ni++) {
+                float p[4];
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    p[e] = exp2_approx(sc[mt][ni][e] - base[e / 2]);
+                    l[mt][e / 2] += p[e];
+                }
+                pf[mt][ni / 2][(ni % 2) * 2] = pack2(p[0], p[1]);
+                pf[mt][ni / 2][(ni % 2) * 2 + 1] = pack2(p[2], p[3]);
+            }
+#pragma unroll
+            for (int dn = 0; dn < D / 8; dn++) {
+                o[mt][dn][0] *= corr[0];
+                o[mt][dn][1] *= corr[0];
+                o[mt][dn][2] *= corr[1];
+                o[mt][dn][3] *= corr[1];
+            }
         }
         // O += P·V: V's rows are the row-major B operand, read transposed.
 #pragma unroll
@@ -219,43 +229,288 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
                 asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                              : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
                              : "r"(smem32(&Vt[r * ST + c])));
-                mma16816(o[2 * dj], pf[kc], b);
-                mma16816(o[2 * dj + 1], pf[kc], b + 2);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma16816(o[mt][2 * dj], pf[mt][kc], b);
+                    mma16816(o[mt][2 * dj + 1], pf[mt][kc], b + 2);
+                }
             }
         }
         __syncthreads();  // everyone is done with stage s before it is loaded again
     }
     // The sum of a row is split over its 4 lanes; add the parts, divide.
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-        if (row[h] >= S) continue;
-        float inv = 1.0f / l[h];
-        unsigned* out = reinterpret_cast<unsigned*>(O + head + (long long)row[h] * D);
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int dn = 0; dn < D / 8; dn++) out[(dn * 8 + 2 * t) / 2] = pack2(o[dn][2 * h] * inv, o[dn][2 * h + 1] * inv);
-    }
+        for (int h = 0; h < 2; h++) {
+            float sum = l[mt][h];
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            int row = w0 + mt * 16 + g + 8 * h;
+            if (row >= S) continue;
+            float inv = 1.0f / sum;
+            unsigned* out = reinterpret_cast<unsigned*>(O + head + (long long)row * D);
+#pragma unroll
+            for (int dn = 0; dn < D / 8; dn++) out[(dn * 8 + 2 * t) / 2] = pack2(o[mt][dn][2 * h] * inv, o[mt][dn][2 * h + 1] * inv);
+        }
 }
 
 // v2: fp16 on the tensor cores, the FlashAttention-2 scheme: a block of 4
-// warps takes 64 queries, each warp 16 of them, and walks the keys in
-// tiles of 64, staged in shared memory by cp.async two tiles deep so the
-// next arrives during the math. Q·Kᵀ and P·V are mma.sync instructions
-// fed by ldmatrix; the scores, their softmax and the output stay in
-// registers, in fp32. d = 64; causal or not.
+// warps takes 128 queries, each warp 32 of them (two tiles of 16, so each
+// fragment of K and V read from shared memory feeds two mma's), and walks
+// the keys in tiles of 64, staged in shared memory by cp.async two tiles
+// deep so the next arrives during the math. Q·Kᵀ and P·V are mma.sync
+// instructions fed by ldmatrix; the scores, their softmax and the output
+// stay in registers, in fp32. d = 64; causal or not.
 extern "C" __global__ void __launch_bounds__(128) flash_v2(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
                                                            unsigned short* O, int S, int d, float scale, int causal) {
     extern __shared__ __align__(16) unsigned short smem[];
-    flash_v2_tile<64>(Q, K, V, O, S, scale, causal, smem);
+    flash_v2_tile<64, 2>(Q, K, V, O, S, scale, causal, smem);
 }
 
 // flash_v2_d128 is v2 for d = 128, launched in its place there: a kernel
-// of its own, since a kernel's registers are those of its hungriest path,
-// and d = 128 needs far more (221 a thread, against 135 at d = 64, which
-// lets three blocks share an SM instead of two).
+// of its own, since a kernel's registers are those of its hungriest path.
+// Its rows of Q and of the output are twice as long, so each warp keeps
+// one tile of 16 queries, not two (a block takes 64), to stay in registers.
 extern "C" __global__ void __launch_bounds__(128) flash_v2_d128(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
                                                                 unsigned short* O, int S, int d, float scale, int causal) {
     extern __shared__ __align__(16) unsigned short smem[];
-    flash_v2_tile<128>(Q, K, V, O, S, scale, causal, smem);
+    flash_v2_tile<128, 1>(Q, K, V, O, S, scale, causal, smem);
+}
+
+// Hopper (sm_90a) only, as lesson 5's matmul_tc_v3: the TMA copies whole
+// tiles of Q, K and V into shared memory, 128-byte swizzled, and wgmma, the
+// warpgroup-wide asynchronous product, reads them from there. The second
+// product takes P from registers: wgmma's A operand may live there, in the
+// same layout mma.sync's does.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// TensorMap is a CUtensorMap, built by the driver and passed by value.
+struct __align__(64) TensorMap { unsigned long long v[16]; };
+
+// desc128 describes a 128-byte-swizzled tile at shared address addr: lead and
+// stride are the byte distances between 8×8 core-matrix groups along the
+// operand's two dimensions.
+static __device__ __forceinline__ unsigned long long desc128(unsigned addr, unsigned lead, unsigned stride) {
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lead >> 4) << 16 |
+           (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
+}
+
+static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+
+// mbar_wait spins until the barrier's phase with this parity has completed.
+static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// mbar_expect tells the barrier how many bytes the copies that complete its
+// phase will bring, and arrives.
+static __device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// tma_load3 copies the box at (col, row) of matrix z of the tensor map into
+// shared memory at dst; the barrier counts its bytes in.
+static __device__ __forceinline__ void tma_load3(unsigned dst, const TensorMap* map, int col, int row, int z, unsigned bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
+                 ::"r"(dst), "l"(map), "r"(col), "r"(row), "r"(z), "r"(bar) : "memory");
+}
+
+#define WG_F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define WG_F32 WG_F8(0), WG_F8(8), WG_F8(16), WG_F8(24)
+#define WG_F64 WG_F32, WG_F8(32), WG_F8(40), WG_F8(48), WG_F8(56)
+#define WG_R32 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define WG_R64 WG_R32 ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+
+// wgmma_ss is d (64×N, fp32) = a·b, plus d when acc: a is 64×16 of Q and b
+// 16×N of Kᵀ, both read from shared memory, K-major (rows of Q and of K).
+template <int N>
+static __device__ __forceinline__ void wgmma_ss(float* d, unsigned long long da, unsigned long long db, int acc) {
+    if constexpr (N == 64)
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" WG_R32 "}, %32, %33, p, 1, 1, 0, 0; }"
+                     : WG_F32 : "l"(da), "l"(db), "r"(acc));
+    else
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" WG_R64 "}, %64, %65, p, 1, 1, 0, 0; }"
+                     : WG_F64 : "l"(da), "l"(db), "r"(acc));
+}
+
+// wgmma_rs is d (64×N, fp32) += a·b: a is 64×16 of P in registers, four
+// words a thread, and b 16×N of V in shared memory, N-major (V's rows are
+// along d, the output's columns), hence the transpose flag.
+template <int N>
+static __device__ __forceinline__ void wgmma_rs(float* d, const unsigned* a, unsigned long long db) {
+    if constexpr (N == 64)
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" WG_R32 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1; }"
+                     : WG_F32 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+    else
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, 1, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" WG_R64 "}, {%64, %65, %66, %67}, %68, p, 1, 1, 1; }"
+                     : WG_F64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
+}
+
+// flash_v3_tile is flash_v3 for head dimension D and tiles of BC keys: see below.
+template <int D, int BC>
+static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, const TensorMap& mapK, const TensorMap& mapV, unsigned short* O,
+                                                     int S, float scale, int causal) {
+    const int BR = 128, STAGES = 2, CH = D / 64;             // queries a block; stages of K and V; 64-column chunks of a row
+    const unsigned Q_CHUNK = BR * 128, KV_CHUNK = BC * 128;  // bytes of a chunk: its rows, 128 bytes each
+    const unsigned Q_BYTES = CH * Q_CHUNK, KV_BYTES = CH * KV_CHUNK;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned sQ = (smem32(smem_raw) + 1023) & ~1023u;  // swizzled tiles start on 1024-byte boundaries
+    unsigned sK = sQ + Q_BYTES, sV = sK + STAGES * KV_BYTES;
+    unsigned qFull = sV + STAGES * KV_BYTES;  // mbarriers, 8 bytes each: Q landed; stage s of K, of V landed; stage s read
+    unsigned kFull = qFull + 8, vFull = kFull + 8 * STAGES, empty = vFull + 8 * STAGES;
+    int tid = threadIdx.x, wg = tid / 128, bh = blockIdx.y;
+    int q0 = blockIdx.x * BR;
+    int tiles = (S + BC - 1) / BC;
+    if (causal) tiles = min(tiles, (q0 + BR + BC - 1) / BC);  // no key past the block's last query
+
+    if (tid == 0) {
+        mbar_init(qFull, 1);
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(kFull + 8 * s, 1);  // the producer's arrive; the TMA's bytes complete it
+            mbar_init(vFull + 8 * s, 1);
+            mbar_init(empty + 8 * s, 256);  // every consumer thread is done with the stage
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // the producer: one thread keeps the copies ahead
+        if (tid == 0) {
+            mbar_expect(qFull, Q_BYTES);
+            for (int c = 0; c < CH; c++) tma_load3(sQ + c * Q_CHUNK, &mapQ, 64 * c, q0, bh, qFull);
+            for (int kt = 0; kt < tiles; kt++) {
+                int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
+                mbar_expect(kFull + 8 * s, KV_BYTES);
+                for (int c = 0; c < CH; c++) tma_load3(sK + s * KV_BYTES + c * KV_CHUNK, &mapK, 64 * c, kt * BC, bh, kFull + 8 * s);
+                mbar_expect(vFull + 8 * s, KV_BYTES);
+                for (int c = 0; c < CH; c++) tma_load3(sV + s * KV_BYTES + c * KV_CHUNK, &mapV, 64 * c, kt * BC, bh, vFull + 8 * s);
+            }
+        }
+        return;
+    }
+
+    // The consumers: warpgroup w takes queries 64·w to 64·w + 63 of the
+    // block, each of its warps 16 of them. The fragments are laid out as
+    // mma.sync's: a lane holds rows g and g + 8, columns c2 and c2 + 1 of
+    // every 8.
+    int w = wg - 1, t = tid % 128, lane = t % 32, g = lane / 4, c2 = 2 * (lane % 4);
+    int r0 = q0 + w * 64 + (t / 32) * 16;  // this warp's first query
+    const float sl2 = scale * 1.4426950408889634f;
+    float o[D / 2];  // 64×D of the output, fp32: columns 8j + c2, +1 of rows g (o[4j], o[4j+1]) and g + 8 (o[4j+2], o[4j+3])
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
+    float m[2] = {NEG_INF, NEG_INF}, l[2] = {0, 0};
+    mbar_wait(qFull, 0);
+
+    for (int kt = 0; kt < tiles; kt++) {
+        int s = kt % STAGES, phase = (kt / STAGES) & 1;
+        mbar_wait(kFull + 8 * s, phase);
+        float sc[BC / 2];  // 64×BC scores, laid out as o
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            // 16 more of d is 32 bytes along the row, or the next chunk.
+            unsigned long long da = desc128(sQ + (kk / 4) * Q_CHUNK + w * 64 * 128 + (kk % 4) * 32, 16, 1024);
+            unsigned long long db = desc128(sK + s * KV_BYTES + (kk / 4) * KV_CHUNK + (kk % 4) * 32, 16, 1024);
+            wgmma_ss<BC>(sc, da, db, kk > 0);
+        }
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+
+        // v2's online softmax, on the same layout.
+        int j0 = kt * BC;
+        bool mask = j0 + BC > S || (causal && j0 + BC - 1 > r0);
+        float mx[2] = {m[0], m[1]};
+#pragma unroll
+        for (int i = 0; i < BC / 2; i++) {
+            int h = (i / 2) % 2, j = j0 + 8 * (i / 4) + c2 + i % 2;
+            float v = sc[i] * sl2;
+            if (mask && (j >= S || (causal && j > r0 + g + 8 * h))) v = NEG_INF;
+            sc[i] = v;
+            mx[h] = fmaxf(mx[h], v);
+        }
+        float corr[2], base[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+            base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];
+            corr[h] = exp2_approx(m[h] - base[h]);
+            m[h] = mx[h];
+            l[h] *= corr[h];
+        }
+        unsigned pf[BC / 16][4];  // P as wgmma's A operand: 16 keys a step
+#pragma unroll
+        for (int i = 0; i < BC / 2; i += 2) {
+            int h = (i / 2) % 2;
+            float p0 = exp2_approx(sc[i] - base[h]), p1 = exp2_approx(sc[i + 1] - base[h]);
+            l[h] += p0 + p1;
+            pf[i / 8][(i / 2) % 4] = pack2(p0, p1);
+        }
+#pragma unroll
+        for (int i = 0; i < D / 2; i++) o[i] *= corr[(i / 2) % 2];
+
+        mbar_wait(vFull + 8 * s, phase);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int kc = 0; kc < BC / 16; kc++)  // 16 more keys are 16 rows of 128 bytes on
+            wgmma_rs<D>(o, pf[kc], desc128(sV + s * KV_BYTES + kc * 2048, KV_CHUNK, 1024));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        mbar_arrive(empty + 8 * s);  // this stage may be refilled
+    }
+
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float sum = l[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        int row = r0 + g + 8 * h;
+        if (row >= S) continue;
+        float inv = 1.0f / sum;
+        unsigned* out = reinterpret_cast<unsigned*>(O + ((long long)bh * S + row) * D);
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) out[(8 * j + c2) / 2] = pack2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+    }
+}
+#else
+struct __align__(64) TensorMap { unsigned long long v[16]; };
+#endif
+
+// v3: Hopper's own path, FlashAttention-3's first ideas: one producer
+// thread has the TMA copy tiles of K and V, two deep, while two warpgroups
+// each take 64 of the block's 128 queries and run both products as wgmma
+// straight from shared memory, so no thread spends instructions on loads
+// or on ldmatrix, and each fragment of K and V serves 64 queries. d = 64;
+// causal or not. Needs sm_90a.
+extern "C" __global__ void __launch_bounds__(384, 1) flash_v3(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
+                                                              const __grid_constant__ TensorMap mapV, unsigned short* O, int S, int d, float scale, int causal) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    flash_v3_tile<64, 128>(mapQ, mapK, mapV, O, S, scale, causal);
+#endif
+}
+
+// flash_v3_d128 is v3 for d = 128, launched in its place there, with tiles
+// of 64 keys so that the scores and the longer output fit in registers.
+extern "C" __global__ void __launch_bounds__(384, 1) flash_v3_d128(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
+                                                                   const __grid_constant__ TensorMap mapV, unsigned short* O, int S, int d, float scale, int causal) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    flash_v3_tile<128, 64>(mapQ, mapK, mapV, O, S, scale, causal);
+#endif
 }

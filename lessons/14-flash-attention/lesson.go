@@ -27,17 +27,18 @@ var testdata embed.FS
 
 // The library impl, and the shape the lesson measures, with S swept.
 const (
-	cudnnName               = "cuDNN SDPA"
-	benchB, benchH, benchD  = 4, 16, 64
-	v1Block, v2Rows, v1MaxD = 64, 64, 64
-	v2Threads               = 128
-	flashTol                = lessons.TolHalf
-	v2SharedRows            = v2Rows + 4*v2Rows // Q, and two stages of K and V
-	v2RowPad                = 8                 // halves of padding per shared-memory row
-	errNotCausalV1          = "v1 is the plain idea: not causal"
-	errNotCausalCudnn       = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
-	errHeadDim              = "d must be 64 or 128"
-	errV1HeadDim            = "v1 holds a query's row and its output in registers: d ≤ 64"
+	cudnnName              = "cuDNN SDPA"
+	benchB, benchH, benchD = 4, 16, 64
+	v1Block, v1MaxD        = 64, 64
+	v2Threads, v2Keys      = 128, 64
+	flashTol               = lessons.TolHalf
+	v2RowPad               = 8 // halves of padding per shared-memory row
+	v3Threads, v3Rows      = 384, 128
+	v3Stages, v3Align      = 2, 1024
+	errNotCausalV1         = "v1 is the plain idea: not causal"
+	errNotCausalCudnn      = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
+	errHeadDim             = "d must be 64 or 128"
+	errV1HeadDim           = "v1 holds a query's row and its output in registers: d ≤ 64"
 )
 
 func init() {
@@ -101,6 +102,10 @@ func problem() *lessons.Problem {
 			impls[i].Block = v2Threads
 			impls[i].Requires = headDim
 			impls[i].Summary += " (at d = 128 its twin flash_v2_d128 runs: a kernel of its own, for the registers)"
+		case "flash_v3":
+			impls[i].Block, impls[i].Arch = v3Threads, "sm_90a"
+			impls[i].Requires = headDim
+			impls[i].Summary += " (at d = 128 its twin flash_v3_d128 runs)"
 		}
 	}
 	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
@@ -186,25 +191,40 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return nil, err
 	}
 	c.tol = flashTol
+	causal := int32(0)
+	if a.Causal {
+		causal = 1
+	}
+	tail := []gpu.Arg{gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale())), gpu.Int32(causal)}
 	switch impl.Name {
 	case "flash_v2":
+		// d = 64: 4 warps of 32 queries; d = 128: of 16 (see the kernels).
+		rows := 64
+		if a.D == 64 {
+			rows = 128
+		}
+		if k, err = c.twin(k, "flash_v2_d128"); err != nil {
+			return nil, err
+		}
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, rows), a.Heads()), Block: gpu.Dim(v2Threads),
+			Shared: (rows + 4*v2Keys) * (a.D + v2RowPad) * 2, // Q, and two stages of K and V
+			Args:   append([]gpu.Arg{gpu.Ptr(c.buf.Q), gpu.Ptr(c.buf.K), gpu.Ptr(c.buf.V)}, tail...)}}, nil
+	case "flash_v3":
+		// d = 64: tiles of 128 keys; d = 128: of 64 (see the kernels).
+		keys := 128
 		if a.D == 128 {
-			src, err := kernels.Source("flash_attention.cu")
-			if err != nil {
-				return nil, err
-			}
-			if k, err = c.env.Kernel(src, "flash_v2_d128"); err != nil {
-				return nil, err
-			}
+			keys = 64
 		}
-		causal := int32(0)
-		if a.Causal {
-			causal = 1
+		if k, err = c.twin(k, "flash_v3_d128"); err != nil {
+			return nil, err
 		}
-		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, v2Rows), a.Heads()), Block: gpu.Dim(v2Threads),
-			Shared: v2SharedRows * (a.D + v2RowPad) * 2,
-			Args: []gpu.Arg{gpu.Ptr(c.buf.Q), gpu.Ptr(c.buf.K), gpu.Ptr(c.buf.V), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)),
-				gpu.Float32(float32(a.Scale())), gpu.Int32(causal)}}}, nil
+		tmap := func(p gpu.DevicePtr, rows int) gpu.Arg {
+			return gpu.TMap(gpu.TensorMap{Base: p, Type: gpu.FP16, Rows: a.S, Cols: a.D, Count: a.Heads(), BoxRows: rows, BoxCols: 64, Swizzle128: true})
+		}
+		tiles := (v3Rows + 2*v3Stages*keys) * a.D * 2 // Q, and the stages of K and V
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, v3Rows), a.Heads()), Block: gpu.Dim(v3Threads),
+			Shared: v3Align + tiles + 8*(1+3*v3Stages), // room to align, the tiles, the barriers
+			Args:   append([]gpu.Arg{tmap(c.buf.Q, v3Rows), tmap(c.buf.K, keys), tmap(c.buf.V, keys)}, tail...)}}, nil
 	case cudnnName:
 		g := cudnnx.New("sdpa")
 		sh := cudnnx.BHSD(a.B, a.H, a.S, a.D)
@@ -217,6 +237,19 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return []gpu.Op{op}, nil
 	}
 	return nil, errors.New("flash attention has no variant " + impl.Name)
+}
+
+// twin returns k, or at d = 128 the kernel name of the same file: v2 and
+// v3 each have a twin compiled for d = 128.
+func (c *fcase) twin(k gpu.Kernel, name string) (gpu.Kernel, error) {
+	if c.a.D != 128 {
+		return k, nil
+	}
+	src, err := kernels.Source("flash_attention.cu")
+	if err != nil {
+		return gpu.Kernel{}, err
+	}
+	return c.env.Kernel(src, name)
 }
 
 func (c *fcase) Poison() error { return c.buf.Poison() }
