@@ -365,7 +365,7 @@ static __device__ __forceinline__ void wgmma_rs(float* d, const unsigned* a, uns
 template <int D, int BC>
 static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, const TensorMap& mapK, const TensorMap& mapV, unsigned short* O,
                                                      int S, float scale, int causal) {
-    const int BR = 128, STAGES = 2, CH = D / 64;             // queries a block; stages of K and V; 64-column chunks of a row
+    const int BR = 128, STAGES = 3, CH = D / 64;             // queries a block; stages of K and V; 64-column chunks of a row
     const unsigned Q_CHUNK = BR * 128, KV_CHUNK = BC * 128;  // bytes of a chunk: its rows, 128 bytes each
     const unsigned Q_BYTES = CH * Q_CHUNK, KV_BYTES = CH * KV_CHUNK;
     extern __shared__ unsigned char smem_raw[];
@@ -494,11 +494,11 @@ struct __align__(64) TensorMap { unsigned long long v[16]; };
 #endif
 
 // v3: Hopper's own path, FlashAttention-3's first ideas: one producer
-// thread has the TMA copy tiles of K and V, two deep, while two warpgroups
-// each take 64 of the block's 128 queries and run both products as wgmma
-// straight from shared memory, so no thread spends instructions on loads
-// or on ldmatrix, and each fragment of K and V serves 64 queries. d = 64;
-// causal or not. Needs sm_90a.
+// thread has the TMA copy tiles of K and V, three deep, while two
+// warpgroups each take 64 of the block's 128 queries and run both products
+// as wgmma straight from shared memory, so no thread spends instructions
+// on loads or on ldmatrix, and each tile of K and V read serves 64
+// queries at once. d = 64; causal or not. Needs sm_90a.
 extern "C" __global__ void __launch_bounds__(384, 1) flash_v3(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
                                                               const __grid_constant__ TensorMap mapV, unsigned short* O, int S, int d, float scale, int causal) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

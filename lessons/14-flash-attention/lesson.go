@@ -34,7 +34,7 @@ const (
 	flashTol               = lessons.TolHalf
 	v2RowPad               = 8 // halves of padding per shared-memory row
 	v3Threads, v3Rows      = 384, 128
-	v3Stages, v3Align      = 2, 1024
+	v3Stages, v3Align      = 3, 1024
 	errNotCausalV1         = "v1 is the plain idea: not causal"
 	errNotCausalCudnn      = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
 	errHeadDim             = "d must be 64 or 128"
@@ -70,6 +70,7 @@ func init() {
 		Actions: map[string]lessons.Action{
 			"A thread per query": lessons.ShowKernel{Names: []string{"flash_v1"}},
 			"Tensor cores":       lessons.ShowKernel{Names: []string{"flash_v2"}},
+			"Hopper":             lessons.ShowKernel{Names: []string{"flash_v3"}},
 			"Check":              lessons.CheckStep{},
 			"Against cuDNN": lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
 				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V"},
