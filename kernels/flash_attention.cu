@@ -84,6 +84,73 @@ static __device__ __forceinline__ float exp2_approx(float x) {
     return y;
 }
 
+// online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
+// scores against the tile of BC keys from j0, laid out as mma.sync's
+// accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
+// and r0 is the first row's query. It scales and masks the scores, moves
+// the running max m (in log2 units) and this lane's part of the sum l on,
+// leaves P = exp2(s − m) in pf as fp16 (the accumulator layout of two
+// neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
+// into the next product without leaving the registers), and in corr what
+// the output so far must be multiplied by.
+template <int BC>
+static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
+                                                      float sl2, int causal, int r0, int g, int c2) {
+    bool mask = j0 + BC > S || (causal && j0 + BC - 1 > r0);
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int i = 0; i < BC / 2; i++) {
+        int h = (i / 2) % 2, j = j0 + 8 * (i / 4) + c2 + i % 2;
+        float v = sc[i] * sl2;
+        if (mask && (j >= S || (causal && j > r0 + g + 8 * h))) v = NEG_INF;
+        sc[i] = v;
+        mx[h] = fmaxf(mx[h], v);
+    }
+    float base[2];
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
+        corr[h] = exp2_approx(m[h] - base[h]);
+        m[h] = mx[h];
+        l[h] *= corr[h];
+    }
+#pragma unroll
+    for (int i = 0; i < BC / 2; i += 2) {
+        int h = (i / 2) % 2;
+        float p0 = exp2_approx(sc[i] - base[h]), p1 = exp2_approx(sc[i + 1] - base[h]);
+        l[h] += p0 + p1;
+        pf[i / 8][(i / 2) % 4] = pack2(p0, p1);
+    }
+}
+
+// rescale_rows multiplies a warp's output so far, laid out as sc, by corr.
+template <int D>
+static __device__ __forceinline__ void rescale_rows(float* o, const float* corr) {
+#pragma unroll
+    for (int i = 0; i < D / 2; i++) o[i] *= corr[(i / 2) % 2];
+}
+
+// store_rows divides the output rows by their sums, l's parts added across
+// the 4 lanes that share a row, and writes those before S to Oh, the head's
+// output, as fp16.
+template <int D>
+static __device__ __forceinline__ void store_rows(unsigned short* Oh, const float* o, const float* l, int S, int r0, int g, int c2) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        float sum = l[h];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        int row = r0 + g + 8 * h;
+        if (row >= S) continue;
+        float inv = 1.0f / sum;
+        unsigned* out = reinterpret_cast<unsigned*>(Oh + (long long)row * D);
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) out[(8 * j + c2) / 2] = pack2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+    }
+}
+
 // flash_v2_tile is flash_v2 for head dimension D, each warp taking MT
 // tiles of 16 queries: see below.
 template <int D, int MT>
@@ -168,56 +235,13 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
                 }
             }
         }
-        // Scale, mask the keys past S (and, causal, past the query), and
-        // take each row's new max across the 4 lanes that share the row.
-        int j0 = kt * BC;
-        bool mask = j0 + BC > S || (causal && j0 + BC - 1 > w0);
+        // The online softmax, a tile of 16 queries at a time.
         unsigned pf[MT][BC / 16][4];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
-            float mx[2] = {m[mt][0], m[mt][1]};
-#pragma unroll
-            for (int ni = 0; ni < BC / 8; ni++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    int h = e / 2, j = j0 + ni * 8 + 2 * t + e % 2;
-                    float v = sc[mt][ni][e] * sl2;
-                    if (mask && (j >= S || (causal && j > w0 + mt * 16 + g + 8 * h))) v = NEG_INF;
-                    sc[mt][ni][e] = v;
-                    mx[h] = fmaxf(mx[h], v);
-                }
-            }
-            float corr[2], base[2];
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-                mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-                base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
-                corr[h] = exp2_approx(m[mt][h] - base[h]);
-                m[mt][h] = mx[h];
-                l[mt][h] *= corr[h];
-            }
-            // P = exp2(s − m), kept in registers: the accumulator layout of
-            // two neighbouring 16×8 tiles is the A-operand layout of one
-            // 16×16, so P goes into the next product without leaving them.
-#pragma unroll
-            for (int ni = 0; ni < BC / 8; ni++) {
-                float p[4];
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    p[e] = exp2_approx(sc[mt][ni][e] - base[e / 2]);
-                    l[mt][e / 2] += p[e];
-                }
-                pf[mt][ni / 2][(ni % 2) * 2] = pack2(p[0], p[1]);
-                pf[mt][ni / 2][(ni % 2) * 2 + 1] = pack2(p[2], p[3]);
-            }
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) {
-                o[mt][dn][0] *= corr[0];
-                o[mt][dn][1] *= corr[0];
-                o[mt][dn][2] *= corr[1];
-                o[mt][dn][3] *= corr[1];
-            }
+            float corr[2];
+            online_softmax<BC>(&sc[mt][0][0], pf[mt], corr, m[mt], l[mt], kt * BC, S, sl2, causal, w0 + mt * 16, g, 2 * t);
+            rescale_rows<D>(&o[mt][0][0], corr);
         }
         // O += P·V: V's rows are the row-major B operand, read transposed.
 #pragma unroll
@@ -238,21 +262,8 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
         }
         __syncthreads();  // everyone is done with stage s before it is loaded again
     }
-    // The sum of a row is split over its 4 lanes; add the parts, divide.
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float sum = l[mt][h];
-            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            int row = w0 + mt * 16 + g + 8 * h;
-            if (row >= S) continue;
-            float inv = 1.0f / sum;
-            unsigned* out = reinterpret_cast<unsigned*>(O + head + (long long)row * D);
-#pragma unroll
-            for (int dn = 0; dn < D / 8; dn++) out[(dn * 8 + 2 * t) / 2] = pack2(o[mt][dn][2 * h] * inv, o[mt][dn][2 * h + 1] * inv);
-        }
+    for (int mt = 0; mt < MT; mt++) store_rows<D>(O + head, &o[mt][0][0], l[mt], S, w0 + mt * 16, g, 2 * t);
 }
 
 // v2: fp16 on the tensor cores, the FlashAttention-2 scheme: a block of 4
@@ -361,11 +372,39 @@ static __device__ __forceinline__ void wgmma_rs(float* d, const unsigned* a, uns
                      : WG_F64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db));
 }
 
+// bar_sync waits at named barrier id until 256 threads have come to it:
+// its own warpgroup's, waiting, and another's, passing with bar_arrive.
+static __device__ __forceinline__ void bar_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
+static __device__ __forceinline__ void bar_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
+
+// v3_scores issues sc (64×BC) = Q·Kᵀ for warpgroup w's 64 queries of the
+// block's BR against the tile of keys at sK, D/16 wgmma's along d.
+template <int D, int BC, int BR>
+static __device__ __forceinline__ void v3_scores(float* sc, unsigned sQ, unsigned sK, int w) {
+    const unsigned Q_CHUNK = BR * 128, KV_CHUNK = BC * 128;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        // 16 more of d is 32 bytes along the row, or the next chunk.
+        unsigned long long da = desc128(sQ + (kk / 4) * Q_CHUNK + w * 64 * 128 + (kk % 4) * 32, 16, 1024);
+        unsigned long long db = desc128(sK + (kk / 4) * KV_CHUNK + (kk % 4) * 32, 16, 1024);
+        wgmma_ss<BC>(sc, da, db, kk > 0);
+    }
+}
+
+// v3_values issues o (64×D) += P·V for the tile of values at sV, BC/16
+// wgmma's along the keys, P from registers.
+template <int D, int BC>
+static __device__ __forceinline__ void v3_values(float* o, unsigned (*pf)[4], unsigned sV) {
+#pragma unroll
+    for (int kc = 0; kc < BC / 16; kc++)  // 16 more keys are 16 rows of 128 bytes on
+        wgmma_rs<D>(o, pf[kc], desc128(sV + kc * 2048, BC * 128, 1024));
+}
+
 // flash_v3_tile is flash_v3 for head dimension D and tiles of BC keys: see below.
 template <int D, int BC>
 static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, const TensorMap& mapK, const TensorMap& mapV, unsigned short* O,
                                                      int S, float scale, int causal) {
-    const int BR = 128, STAGES = 3, CH = D / 64;             // queries a block; stages of K and V; 64-column chunks of a row
+    const int NWG = 3, BR = 64 * NWG, STAGES = 3, CH = D / 64;  // consumer warpgroups; queries a block; stages of K and V; 64-column chunks of a row
     const unsigned Q_CHUNK = BR * 128, KV_CHUNK = BC * 128;  // bytes of a chunk: its rows, 128 bytes each
     const unsigned Q_BYTES = CH * Q_CHUNK, KV_BYTES = CH * KV_CHUNK;
     extern __shared__ unsigned char smem_raw[];
@@ -383,13 +422,14 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
         for (int s = 0; s < STAGES; s++) {
             mbar_init(kFull + 8 * s, 1);  // the producer's arrive; the TMA's bytes complete it
             mbar_init(vFull + 8 * s, 1);
-            mbar_init(empty + 8 * s, 256);  // every consumer thread is done with the stage
+            mbar_init(empty + 8 * s, 128 * NWG);  // every consumer thread is done with the stage
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
     __syncthreads();
 
     if (wg == 0) {  // the producer: one thread keeps the copies ahead
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");  // hand registers to the consumers
         if (tid == 0) {
             mbar_expect(qFull, Q_BYTES);
             for (int c = 0; c < CH; c++) tma_load3(sQ + c * Q_CHUNK, &mapQ, 64 * c, q0, bh, qFull);
@@ -409,6 +449,7 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
     // block, each of its warps 16 of them. The fragments are laid out as
     // mma.sync's: a lane holds rows g and g + 8, columns c2 and c2 + 1 of
     // every 8.
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 160;");  // 128·24 + 384·160 ≤ 65536
     int w = wg - 1, t = tid % 128, lane = t % 32, g = lane / 4, c2 = 2 * (lane % 4);
     int r0 = q0 + w * 64 + (t / 32) * 16;  // this warp's first query
     const float sl2 = scale * 1.4426950408889634f;
@@ -418,88 +459,67 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
     float m[2] = {NEG_INF, NEG_INF}, l[2] = {0, 0};
     mbar_wait(qFull, 0);
 
-    for (int kt = 0; kt < tiles; kt++) {
-        int s = kt % STAGES, phase = (kt / STAGES) & 1;
-        mbar_wait(kFull + 8 * s, phase);
-        float sc[BC / 2];  // 64×BC scores, laid out as o
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            // 16 more of d is 32 bytes along the row, or the next chunk.
-            unsigned long long da = desc128(sQ + (kk / 4) * Q_CHUNK + w * 64 * 128 + (kk % 4) * 32, 16, 1024);
-            unsigned long long db = desc128(sK + s * KV_BYTES + (kk / 4) * KV_CHUNK + (kk % 4) * 32, 16, 1024);
-            wgmma_ss<BC>(sc, da, db, kk > 0);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    // Turns: the warpgroups take turns on the tensor cores, each issuing
+    // its products only when the one before has issued its own, so that
+    // the others' softmax runs while one's products do. Warpgroup w waits
+    // on named barrier 1 + w and signals the next one's.
+    const int next = 1 + (w + 1) % NWG;
+    if (w == NWG - 1) bar_arrive(1);  // warpgroup 0 goes first
+    float sc[BC / 2];                 // 64×BC scores, laid out as o
+    unsigned pf[BC / 16][4];          // P as wgmma's A operand: 16 keys a step
+    mbar_wait(kFull, 0);
+    bar_sync(1 + w);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    v3_scores<D, BC, BR>(sc, sQ, sK, w);
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    bar_arrive(next);
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    float corr[2];
+    online_softmax<BC>(sc, pf, corr, m, l, 0, S, sl2, causal, r0, g, c2);
 
-        // v2's online softmax, on the same layout.
-        int j0 = kt * BC;
-        bool mask = j0 + BC > S || (causal && j0 + BC - 1 > r0);
-        float mx[2] = {m[0], m[1]};
-#pragma unroll
-        for (int i = 0; i < BC / 2; i++) {
-            int h = (i / 2) % 2, j = j0 + 8 * (i / 4) + c2 + i % 2;
-            float v = sc[i] * sl2;
-            if (mask && (j >= S || (causal && j > r0 + g + 8 * h))) v = NEG_INF;
-            sc[i] = v;
-            mx[h] = fmaxf(mx[h], v);
-        }
-        float corr[2], base[2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-            mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-            base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];
-            corr[h] = exp2_approx(m[h] - base[h]);
-            m[h] = mx[h];
-            l[h] *= corr[h];
-        }
-        unsigned pf[BC / 16][4];  // P as wgmma's A operand: 16 keys a step
-#pragma unroll
-        for (int i = 0; i < BC / 2; i += 2) {
-            int h = (i / 2) % 2;
-            float p0 = exp2_approx(sc[i] - base[h]), p1 = exp2_approx(sc[i + 1] - base[h]);
-            l[h] += p0 + p1;
-            pf[i / 8][(i / 2) % 4] = pack2(p0, p1);
-        }
-#pragma unroll
-        for (int i = 0; i < D / 2; i++) o[i] *= corr[(i / 2) % 2];
-
-        mbar_wait(vFull + 8 * s, phase);
+    // Each turn issues P·V for this tile and the scores of the next as one
+    // group, straight-line: a wgmma under a branch between the fence and the
+    // wait made the first form of this loop slower.
+    for (int kt = 0; kt + 1 < tiles; kt++) {
+        int s = kt % STAGES, s1 = (kt + 1) % STAGES;
+        mbar_wait(vFull + 8 * s, (kt / STAGES) & 1);
+        mbar_wait(kFull + 8 * s1, ((kt + 1) / STAGES) & 1);
+        bar_sync(1 + w);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int kc = 0; kc < BC / 16; kc++)  // 16 more keys are 16 rows of 128 bytes on
-            wgmma_rs<D>(o, pf[kc], desc128(sV + s * KV_BYTES + kc * 2048, KV_CHUNK, 1024));
+        v3_values<D, BC>(o, pf, sV + s * KV_BYTES);
+        v3_scores<D, BC, BR>(sc, sQ, sK + s1 * KV_BYTES, w);
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        bar_arrive(next);
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         mbar_arrive(empty + 8 * s);  // this stage may be refilled
+        online_softmax<BC>(sc, pf, corr, m, l, (kt + 1) * BC, S, sl2, causal, r0, g, c2);
+        rescale_rows<D>(o, corr);
+    }
+    {  // the last tile's P·V
+        int kt = tiles - 1, s = kt % STAGES;
+        mbar_wait(vFull + 8 * s, (kt / STAGES) & 1);
+        bar_sync(1 + w);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+        v3_values<D, BC>(o, pf, sV + s * KV_BYTES);
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        if (w != NWG - 1) bar_arrive(next);  // the last warpgroup's last turn is nobody's cue
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
 
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        float sum = l[h];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        int row = r0 + g + 8 * h;
-        if (row >= S) continue;
-        float inv = 1.0f / sum;
-        unsigned* out = reinterpret_cast<unsigned*>(O + ((long long)bh * S + row) * D);
-#pragma unroll
-        for (int j = 0; j < D / 8; j++) out[(8 * j + c2) / 2] = pack2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
-    }
+    store_rows<D>(O + (long long)bh * S * D, o, l, S, r0, g, c2);
 }
 #else
 struct __align__(64) TensorMap { unsigned long long v[16]; };
 #endif
 
-// v3: Hopper's own path, FlashAttention-3's first ideas: one producer
-// thread has the TMA copy tiles of K and V, three deep, while two
-// warpgroups each take 64 of the block's 128 queries and run both products
-// as wgmma straight from shared memory, so no thread spends instructions
-// on loads or on ldmatrix, and each tile of K and V read serves 64
-// queries at once. d = 64; causal or not. Needs sm_90a.
-extern "C" __global__ void __launch_bounds__(384, 1) flash_v3(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
+// v3: Hopper's own path, FlashAttention-3's ideas: one producer thread has
+// the TMA copy tiles of K and V, three deep, while three warpgroups each
+// take 64 of the block's 192 queries and run both products as wgmma
+// straight from shared memory, so no thread spends instructions on loads
+// or on ldmatrix; they take turns on the tensor cores, so that two run
+// their softmax while one's products run. d = 64; causal or not. Needs
+// sm_90a.
+extern "C" __global__ void __launch_bounds__(512, 1) flash_v3(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
                                                               const __grid_constant__ TensorMap mapV, unsigned short* O, int S, int d, float scale, int causal) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     flash_v3_tile<64, 128>(mapQ, mapK, mapV, O, S, scale, causal);
@@ -508,7 +528,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flash_v3(const __grid_const
 
 // flash_v3_d128 is v3 for d = 128, launched in its place there, with tiles
 // of 64 keys so that the scores and the longer output fit in registers.
-extern "C" __global__ void __launch_bounds__(384, 1) flash_v3_d128(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
+extern "C" __global__ void __launch_bounds__(512, 1) flash_v3_d128(const __grid_constant__ TensorMap mapQ, const __grid_constant__ TensorMap mapK,
                                                                    const __grid_constant__ TensorMap mapV, unsigned short* O, int S, int d, float scale, int causal) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     flash_v3_tile<128, 64>(mapQ, mapK, mapV, O, S, scale, causal);

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"cudarepl/kernels"
@@ -210,16 +211,54 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 }
 
 // sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a
-// learner who names sizes wants those measured, not the whole lesson.
+// learner who names sizes wants those measured, not the whole lesson. Each
+// size goes to the sweeps whose sizes have as many numbers, and once to
+// sweeps that would measure the same: a lesson whose causal sweep's sizes
+// have a fifth number measures "4x16x4096x64x1" there, and "4x16x4096x64"
+// once, though two of its sweeps take four numbers.
 func (l *Lesson) sizeSweeps(env *Env) error {
+	var arities []int // numbers in a size, for each sweep over sizes
+	for i := range l.Steps {
+		if sw, ok := l.sizeSweep(i); ok && len(sw.Sizes) > 0 && !slices.Contains(arities, len(sw.Sizes[0])) {
+			arities = append(arities, len(sw.Sizes[0]))
+		}
+	}
+	if len(arities) == 0 {
+		return fmt.Errorf("lessons: %s has no sweep over sizes to measure at the sizes given", l.Slug)
+	}
+	for _, s := range env.Sizes {
+		if !slices.Contains(arities, len(s)) {
+			slices.Sort(arities)
+			want := make([]string, len(arities))
+			for i, n := range arities {
+				want[i] = strconv.Itoa(n)
+			}
+			return fmt.Errorf("lessons: a size of %s has %s numbers, not %d (%s)",
+				l.Slug, strings.Join(want, " or "), len(s), strings.ReplaceAll(s.String(), "×", "x"))
+		}
+	}
+	given := env.Sizes
+	defer func() { env.Sizes = given }()
+	done := map[string]bool{} // the problem, impls and numbers of a size of each sweep run
 	var first error
-	n := 0
 	for i := range l.Steps {
 		sw, ok := l.sizeSweep(i)
-		if !ok {
+		if !ok || len(sw.Sizes) == 0 {
 			continue
 		}
-		n++
+		n := len(sw.Sizes[0])
+		var mine []Size
+		for _, s := range given {
+			if len(s) == n {
+				mine = append(mine, s)
+			}
+		}
+		key := fmt.Sprint(sw.Problem, sw.Impls, n)
+		if len(mine) == 0 || done[key] {
+			continue
+		}
+		done[key] = true
+		env.Sizes = mine
 		env.printf("\n── %s\n", l.Steps[i].Title)
 		err := sw.Do(env, l, l.Steps[i].Title)
 		if errors.Is(err, ErrStopped) {
@@ -228,9 +267,6 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 		if err != nil && first == nil {
 			first = fmt.Errorf("%s, step %q: %w", l.Slug, l.Steps[i].Title, err)
 		}
-	}
-	if n == 0 {
-		return fmt.Errorf("lessons: %s has no sweep over sizes to measure at the sizes given", l.Slug)
 	}
 	return first
 }

@@ -349,3 +349,50 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 		t.Errorf("recorded %q, want %q", strings.Join(got, "|"), want)
 	}
 }
+
+// TestSizeSweepsRouteSizes: sizes a learner names go to the sweeps whose
+// sizes have as many numbers, once to sweeps that would measure the same,
+// and a size no sweep takes is refused before anything runs.
+func TestSizeSweepsRouteSizes(t *testing.T) {
+	sweep := func(sizes ...Size) Action { return Sweep{Title: "Fake", Sizes: sizes, XLabel: "n"} }
+	l := &Lesson{Slug: "fake", Problem: fakeProblem(), Steps: []Step{
+		{Title: "Small", Action: sweep(Size{1 << 10})},
+		{Title: "Large", Action: sweep(Size{1 << 20})}, // measures what Small does
+		{Title: "Pairs", Action: sweep(Size{1 << 10, 1})},
+	}}
+	for _, tc := range []struct {
+		sizes []Size
+		steps map[string]int // results per step
+		err   string
+	}{
+		{sizes: []Size{{4096}}, steps: map[string]int{"Small": 2}},
+		{sizes: []Size{{4096}, {2048, 1}, {8192}}, steps: map[string]int{"Small": 4, "Pairs": 2}},
+		{sizes: []Size{{2048, 1}}, steps: map[string]int{"Pairs": 2}},
+		{sizes: []Size{{4096}, {1, 2, 3}}, err: "lessons: a size of fake has 1 or 2 numbers, not 3 (1x2x3)"},
+	} {
+		var out bytes.Buffer
+		env := &Env{Dev: &smallDev{}, Out: &out, Sizes: tc.sizes}
+		err := l.sizeSweeps(env)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("sizes %v: err = %v, want %q", tc.sizes, err, tc.err)
+			}
+			if len(env.Results.Results) != 0 {
+				t.Errorf("sizes %v: %d results before the refusal, want none", tc.sizes, len(env.Results.Results))
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("sizes %v: %v", tc.sizes, err)
+			continue
+		}
+		for _, step := range []string{"Small", "Large", "Pairs"} {
+			if got := len(env.Results.Filter(step, "bench")); got != tc.steps[step] {
+				t.Errorf("sizes %v: %d results in %s, want %d", tc.sizes, got, step, tc.steps[step])
+			}
+		}
+		if len(env.Sizes) != len(tc.sizes) {
+			t.Errorf("sizes %v: env.Sizes left as %v", tc.sizes, env.Sizes)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -57,22 +56,15 @@ func problem() *lessons.Problem {
 		},
 		Impls: []lessons.Impl{
 			{Name: chain, Summary: "cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V: the S×S scores cross memory at every step",
-				Library: true, Kernels: mid, Extra: scoresBytes},
+				Library: true, Kernels: mid, Extra: lessons.AttnChainExtra},
 			{Name: inAlpha, Summary: "the same with 1/√d as the first product's α: one launch and one pass over the scores fewer",
-				Library: true, Kernels: mid, Extra: scoresBytes},
+				Library: true, Kernels: mid, Extra: lessons.AttnChainExtra},
 		},
 		Setup:     setup,
 		Memory:    memory,
 		Work:      lessons.AttnFLOPs,
 		SizeLabel: lessons.AttnLabel,
 	}
-}
-
-// scoresBytes is what the chain holds beyond Q, K and V: the scores, the
-// probabilities (fp16, S×S a head each) and the output.
-func scoresBytes(s lessons.Size) int64 {
-	a := lessons.AttnOf(s)
-	return 2*2*int64(a.Heads())*int64(a.S)*int64(a.S) + lessons.AttnOutputBytes(a, 2)
 }
 
 // memory is Q, K and V on the device; on the host, the same as fp16 and
@@ -84,34 +76,20 @@ func memory(s lessons.Size) lessons.Memory {
 
 // acase is one attention problem on the GPU, with the chain's kernels.
 type acase struct {
-	env                  *lessons.Env
-	a                    lessons.AttnShape
-	buf                  *lessons.AttnBuffers
-	scores, probs        gpu.DevicePtr // allocated by the first chain asked for
-	scale, mask, softmax gpu.Kernel
+	a     lessons.AttnShape
+	buf   *lessons.AttnBuffers
+	chain *lessons.AttnChain
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	a := lessons.AttnOf(s)
-	c := &acase{env: env, a: a}
-	src, err := kernels.Source("attention.cu")
-	if err != nil {
-		return nil, err
-	}
-	if c.scale, err = env.Kernel(src, "scale_h"); err != nil {
-		return nil, err
-	}
-	if c.mask, err = env.Kernel(src, "causal_mask_h"); err != nil {
-		return nil, err
-	}
-	sm, err := kernels.Source("softmax.cu")
-	if err != nil {
-		return nil, err
-	}
-	if c.softmax, err = env.Kernel(sm, "softmax_h"); err != nil {
-		return nil, err
-	}
+	c := &acase{a: a}
+	var err error
 	if c.buf, err = lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1|boolBit(a.Causal)).Upload(env.Dev); err != nil {
+		return nil, err
+	}
+	if c.chain, err = lessons.NewAttnChain(env, a, c.buf); err != nil {
+		c.buf.Free()
 		return nil, err
 	}
 	return c, nil
@@ -124,72 +102,13 @@ func boolBit(b bool) uint64 {
 	return 0
 }
 
-// launch is one launch of the chain with what it is called in the lesson's
-// breakdown.
-type launch struct {
-	name string
-	op   gpu.Op
-}
-
-// steps is impl's chain as named launches.
-func (c *acase) steps(impl string) ([]launch, error) {
-	o, err := c.buf.O(gpu.FP16)
-	if err != nil {
-		return nil, err
-	}
-	heads, s, d := c.a.Heads(), c.a.S, c.a.D
-	n := int64(heads) * int64(s) * int64(s)
-	if c.scores == 0 {
-		if c.scores, err = c.env.Dev.Alloc(2 * n); err != nil {
-			return nil, err
-		}
-		if c.probs, err = c.env.Dev.Alloc(2 * n); err != nil {
-			return nil, err
-		}
-	}
-	qk := gpu.GEMM{M: s, N: s, K: d, A: c.buf.Q, B: c.buf.K, C: c.scores, TransB: true, Alpha: 1, Type: gpu.FP16,
-		Batch: heads, StrideA: int64(s * d), StrideB: int64(s * d), StrideC: int64(s) * int64(s)}
-	pv := gpu.GEMM{M: s, N: d, K: s, A: c.probs, B: c.buf.V, C: o, Alpha: 1, Type: gpu.FP16,
-		Batch: heads, StrideA: int64(s) * int64(s), StrideB: int64(s * d), StrideC: int64(s * d)}
-	info := c.env.Dev.Info()
-	waves := 2 * info.SMs * info.MaxThreadsPerSM / 256 // two full waves of blocks of 256
-	rows := heads * s
-	tx, ty := lessons.SoftmaxBlock(s)
-	var out []launch
-	if impl == inAlpha {
-		qk.Alpha = float32(c.a.Scale())
-		out = append(out, launch{"Q·Kᵀ, scaled (cuBLAS)", qk})
-	} else {
-		out = append(out, launch{"Q·Kᵀ (cuBLAS)", qk},
-			launch{"scale_h", gpu.Launch{Kernel: c.scale, Grid: gpu.Dim(min(gpu.Blocks(int((n+7)/8), 256), waves)), Block: gpu.Dim(256),
-				Args: []gpu.Arg{gpu.Ptr(c.scores), gpu.Int64(n), gpu.Float32(float32(c.a.Scale()))}}})
-	}
-	if c.a.Causal {
-		out = append(out, launch{"causal_mask_h", gpu.Launch{Kernel: c.mask, Grid: gpu.Dim(min(rows, waves)), Block: gpu.Dim(256),
-			Args: []gpu.Arg{gpu.Ptr(c.scores), gpu.Int32(int32(s)), gpu.Int64(int64(rows))}}})
-	}
-	out = append(out,
-		launch{"softmax_h", gpu.Launch{Kernel: c.softmax, Grid: gpu.Dim(gpu.Blocks(rows, ty)), Block: gpu.Dim(tx, ty),
-			Args: []gpu.Arg{gpu.Ptr(c.scores), gpu.Ptr(c.probs), gpu.Int32(int32(rows)), gpu.Int32(int32(s))}}},
-		launch{"P·V (cuBLAS)", pv})
-	return out, nil
-}
-
 // Ops is impl's chain; a learner's edit of scale_h or causal_mask_h comes
-// in through Env.Kernel, which setup loaded them with.
+// in through Env.Kernel, which the chain loaded them with.
 func (c *acase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	if impl.Name != chain && impl.Name != inAlpha {
 		return nil, fmt.Errorf("attention has no variant %q", impl.Name)
 	}
-	st, err := c.steps(impl.Name)
-	if err != nil {
-		return nil, err
-	}
-	ops := make([]gpu.Op, len(st))
-	for i, s := range st {
-		ops[i] = s.op
-	}
-	return ops, nil
+	return c.chain.Ops(impl.Name == inAlpha)
 }
 
 func (c *acase) Poison() error { return c.buf.Poison() }
@@ -198,6 +117,6 @@ func (c *acase) Poison() error { return c.buf.Poison() }
 func (c *acase) Check() (lessons.CheckStats, error) { return c.buf.Check(lessons.TolHalf) }
 
 func (c *acase) Free() {
-	c.env.FreeAll(c.scores, c.probs)
+	c.chain.Free()
 	c.buf.Free()
 }

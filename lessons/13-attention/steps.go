@@ -52,13 +52,13 @@ func breakdown(env *lessons.Env, l *lessons.Lesson, step string) error {
 func timeParts(env *lessons.Env, l *lessons.Lesson, title string, c *acase, size lessons.Size) ([]lessons.Result, error) {
 	var out []lessons.Result
 	for _, impl := range []string{chain, inAlpha} {
-		parts, err := c.steps(impl)
+		parts, err := c.chain.Steps(impl == inAlpha)
 		if err != nil {
 			return out, err
 		}
 		ops := make([]gpu.Op, len(parts))
 		for i, p := range parts {
-			ops[i] = p.op
+			ops[i] = p.Op
 		}
 		if err := c.Poison(); err != nil {
 			return out, err
@@ -69,17 +69,17 @@ func timeParts(env *lessons.Env, l *lessons.Lesson, title string, c *acase, size
 		if _, err := c.Check(); err != nil {
 			return out, fmt.Errorf("%s, %s: %w", impl, lessons.AttnLabel(size), err)
 		}
-		timed := append([]launch{{whole, nil}}, parts...)
+		timed := append([]lessons.ChainLaunch{{Name: whole}}, parts...)
 		for _, p := range timed {
-			list := []gpu.Op{p.op}
-			if p.op == nil {
+			list := []gpu.Op{p.Op}
+			if p.Op == nil {
 				list = ops
 			}
-			t, err := env.Dev.Bench(gpu.Bench{Name: impl + ": " + p.name, Ops: [][]gpu.Op{list}, Reps: 20})
+			t, err := env.Dev.Bench(gpu.Bench{Name: impl + ": " + p.Name, Ops: [][]gpu.Op{list}, Reps: 20})
 			if err != nil {
 				return out, err
 			}
-			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: title, Kind: "bench", Variant: impl + ": " + p.name,
+			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: title, Kind: "bench", Variant: impl + ": " + p.Name,
 				Size: lessons.AttnLabel(size), Dims: size, DType: "float16"}.WithTimes(t.Stats())))
 		}
 	}

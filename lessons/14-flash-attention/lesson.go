@@ -28,13 +28,15 @@ var testdata embed.FS
 // The library impl, and the shape the lesson measures, with S swept.
 const (
 	cudnnName              = "cuDNN SDPA"
+	chainName              = "chain (lesson 13)"
 	benchB, benchH, benchD = 4, 16, 64
 	v1Block, v1MaxD        = 64, 64
 	v2Threads, v2Keys      = 128, 64
 	flashTol               = lessons.TolHalf
-	v2RowPad               = 8 // halves of padding per shared-memory row
-	v3Threads, v3Rows      = 384, 128
-	v3Stages, v3Align      = 3, 1024
+	v2RowPad               = 8        // halves of padding per shared-memory row
+	v3Threads, v3Rows      = 512, 192 // a producer warpgroup and 3 consumers of 64 queries
+	v3Keys, v3Stages       = 128, 3
+	v3Align                = 1024
 	errNotCausalV1         = "v1 is the plain idea: not causal"
 	errNotCausalCudnn      = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
 	errHeadDim             = "d must be 64 or 128"
@@ -43,7 +45,7 @@ const (
 
 func init() {
 	var sizes []lessons.Size
-	for _, s := range []int{512, 1024, 2048, 4096, 8192, 16384} {
+	for _, s := range []int{512, 1024, 2048, 4096, 8192, 16384, 32768} {
 		sizes = append(sizes, lessons.Size{benchB, benchH, s, benchD})
 	}
 	var wide, causal []lessons.Size
@@ -116,7 +118,9 @@ func problem() *lessons.Problem {
 				return errors.New(errNotCausalCudnn)
 			}
 			return headDim(s)
-		}})
+		}},
+		lessons.Impl{Name: chainName, Library: true, Extra: lessons.AttnChainExtra,
+			Summary: "lesson 13's chain: cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V, the S×S scores in memory between them"})
 	return &lessons.Problem{
 		Name: "flash attention (fp16)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16,
 		CheckSizes: []lessons.Size{
@@ -149,10 +153,11 @@ func memory(s lessons.Size) lessons.Memory {
 
 // fcase is one attention problem on the GPU.
 type fcase struct {
-	env *lessons.Env
-	a   lessons.AttnShape
-	buf *lessons.AttnBuffers
-	tol float64 // for the output last computed
+	env   *lessons.Env
+	a     lessons.AttnShape
+	buf   *lessons.AttnBuffers
+	chain *lessons.AttnChain // lesson 13's, made when first asked for
+	tol   float64            // for the output last computed
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
@@ -211,13 +216,12 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 			Shared: (rows + 4*v2Keys) * (a.D + v2RowPad) * 2, // Q, and two stages of K and V
 			Args:   append([]gpu.Arg{gpu.Ptr(c.buf.Q), gpu.Ptr(c.buf.K), gpu.Ptr(c.buf.V)}, tail...)}}, nil
 	case "flash_v3":
-		// d = 64: tiles of 128 keys; d = 128: of 64 (see the kernels).
-		keys := 128
-		if a.D == 128 {
-			keys = 64
-		}
 		if k, err = c.twin(k, "flash_v3_d128"); err != nil {
 			return nil, err
+		}
+		keys := v3Keys // tiles of keys: 64 at d = 128, for the registers (see the kernels)
+		if a.D == 128 {
+			keys = v3Keys / 2
 		}
 		tmap := func(p gpu.DevicePtr, rows int) gpu.Arg {
 			return gpu.TMap(gpu.TensorMap{Base: p, Type: gpu.FP16, Rows: a.S, Cols: a.D, Count: a.Heads(), BoxRows: rows, BoxCols: 64, Swizzle128: true})
@@ -226,6 +230,13 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, v3Rows), a.Heads()), Block: gpu.Dim(v3Threads),
 			Shared: v3Align + tiles + 8*(1+3*v3Stages), // room to align, the tiles, the barriers
 			Args:   append([]gpu.Arg{tmap(c.buf.Q, v3Rows), tmap(c.buf.K, keys), tmap(c.buf.V, keys)}, tail...)}}, nil
+	case chainName:
+		if c.chain == nil {
+			if c.chain, err = lessons.NewAttnChain(c.env, a, c.buf); err != nil {
+				return nil, err
+			}
+		}
+		return c.chain.Ops(false)
 	case cudnnName:
 		g := cudnnx.New("sdpa")
 		sh := cudnnx.BHSD(a.B, a.H, a.S, a.D)
@@ -259,4 +270,9 @@ func (c *fcase) Poison() error { return c.buf.Poison() }
 // or float32's for v1.
 func (c *fcase) Check() (lessons.CheckStats, error) { return c.buf.Check(c.tol) }
 
-func (c *fcase) Free() { c.buf.Free() }
+func (c *fcase) Free() {
+	if c.chain != nil {
+		c.chain.Free()
+	}
+	c.buf.Free()
+}
