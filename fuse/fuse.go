@@ -1,0 +1,408 @@
+// Package fuse turns an elementwise expression a learner types, such as
+// "sigmoid(a + b*c)", into one CUDA kernel: the runtime fusion of lesson 9.
+// Parse reads the expression, Eval computes it in float64 for the check,
+// and Kernel writes the kernel's source, which reads each input once and
+// writes the output once, however many operations the expression has.
+package fuse
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Limits on what Parse accepts, so that a typed expression stays a small
+// kernel with a readable signature.
+const (
+	MaxLen    = 400 // characters
+	MaxInputs = 8   // distinct named inputs
+	MaxDepth  = 64  // nesting of parentheses, calls and signs
+)
+
+// Expr is a parsed expression over named fp32 inputs.
+type Expr struct {
+	src    string
+	root   *node
+	inputs []string // in order of first appearance
+}
+
+// node is one operation, number or input of the expression tree.
+type node struct {
+	op   string  // "num", "in", "+", "-", "*", "/", "neg", or a function's name
+	num  float64 // for "num"
+	in   int     // for "in": the index in Expr.inputs
+	args []*node
+}
+
+// function is a function the expression may call.
+type function struct {
+	arity int
+	eval  func(x []float64) float64
+	cuda  string // a format for the fp32 code, with %[1]s, %[2]s for the arguments
+}
+
+// functions are the functions Parse knows, by name.
+var functions = map[string]function{
+	"abs":     {1, func(x []float64) float64 { return math.Abs(x[0]) }, "fabsf(%[1]s)"},
+	"cos":     {1, func(x []float64) float64 { return math.Cos(x[0]) }, "cosf(%[1]s)"},
+	"exp":     {1, func(x []float64) float64 { return math.Exp(x[0]) }, "expf(%[1]s)"},
+	"log":     {1, func(x []float64) float64 { return math.Log(x[0]) }, "logf(%[1]s)"},
+	"max":     {2, func(x []float64) float64 { return math.Max(x[0], x[1]) }, "fmaxf(%[1]s, %[2]s)"},
+	"min":     {2, func(x []float64) float64 { return math.Min(x[0], x[1]) }, "fminf(%[1]s, %[2]s)"},
+	"pow":     {2, func(x []float64) float64 { return math.Pow(x[0], x[1]) }, "powf(%[1]s, %[2]s)"},
+	"relu":    {1, func(x []float64) float64 { return math.Max(x[0], 0) }, "fmaxf(%[1]s, 0.0f)"},
+	"sigmoid": {1, func(x []float64) float64 { return 1 / (1 + math.Exp(-x[0])) }, "(1.0f / (1.0f + expf(-(%[1]s))))"},
+	"sin":     {1, func(x []float64) float64 { return math.Sin(x[0]) }, "sinf(%[1]s)"},
+	"sqrt":    {1, func(x []float64) float64 { return math.Sqrt(x[0]) }, "sqrtf(%[1]s)"},
+	"tanh":    {1, func(x []float64) float64 { return math.Tanh(x[0]) }, "tanhf(%[1]s)"},
+}
+
+// Functions lists the names of the functions an expression may call, sorted.
+func Functions() []string {
+	names := make([]string, 0, len(functions))
+	for name := range functions {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// SyntaxError is what Parse returns for an expression it cannot read:
+// where (Col, 1-based, in characters) and what.
+type SyntaxError struct {
+	Src string
+	Col int
+	Msg string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("fuse: column %d of %q: %s", e.Col, e.Src, e.Msg)
+}
+
+// Parse reads src: numbers, named inputs (letters, digits and _, starting
+// with a letter), + - * / with the usual precedence, unary minus,
+// parentheses, and calls of Functions. Names of functions cannot name
+// inputs.
+func Parse(src string) (*Expr, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &SyntaxError{Src: src, Col: 1, Msg: "the expression is empty: try sigmoid(a + b*c)"}
+	}
+	if n := len([]rune(src)); n > MaxLen {
+		return nil, &SyntaxError{Src: string([]rune(src)[:40]) + "…", Col: MaxLen + 1, Msg: fmt.Sprintf("the expression is %d characters long; %d is the most", n, MaxLen)}
+	}
+	p := &parser{src: src, rs: []rune(src), e: &Expr{src: src}}
+	root, err := p.sum(0)
+	if err != nil {
+		return nil, err
+	}
+	if p.skip(); p.pos < len(p.rs) {
+		return nil, p.fail("unexpected %q after a complete expression", string(p.rs[p.pos]))
+	}
+	p.e.root = root
+	return p.e, nil
+}
+
+// parser is a recursive-descent reader of one expression.
+type parser struct {
+	src string
+	rs  []rune
+	pos int
+	e   *Expr
+}
+
+func (p *parser) fail(format string, args ...any) error {
+	return &SyntaxError{Src: p.src, Col: p.pos + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) skip() {
+	for p.pos < len(p.rs) && (p.rs[p.pos] == ' ' || p.rs[p.pos] == '\t') {
+		p.pos++
+	}
+}
+
+// peek skips blanks and returns the next rune, or 0 at the end.
+func (p *parser) peek() rune {
+	p.skip()
+	if p.pos < len(p.rs) {
+		return p.rs[p.pos]
+	}
+	return 0
+}
+
+// sum is term (('+' | '-') term)*.
+func (p *parser) sum(depth int) (*node, error) {
+	left, err := p.term(depth)
+	if err != nil {
+		return nil, err
+	}
+	for r := p.peek(); r == '+' || r == '-'; r = p.peek() {
+		p.pos++
+		right, err := p.term(depth)
+		if err != nil {
+			return nil, err
+		}
+		left = &node{op: string(r), args: []*node{left, right}}
+	}
+	return left, nil
+}
+
+// term is unary (('*' | '/') unary)*.
+func (p *parser) term(depth int) (*node, error) {
+	left, err := p.unary(depth)
+	if err != nil {
+		return nil, err
+	}
+	for r := p.peek(); r == '*' || r == '/'; r = p.peek() {
+		p.pos++
+		right, err := p.unary(depth)
+		if err != nil {
+			return nil, err
+		}
+		left = &node{op: string(r), args: []*node{left, right}}
+	}
+	return left, nil
+}
+
+// unary is '-' unary, '+' unary, or a primary.
+func (p *parser) unary(depth int) (*node, error) {
+	if depth >= MaxDepth {
+		return nil, p.fail("nested more than %d deep", MaxDepth)
+	}
+	switch p.peek() {
+	case '-':
+		p.pos++
+		x, err := p.unary(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		return &node{op: "neg", args: []*node{x}}, nil
+	case '+':
+		p.pos++
+		return p.unary(depth + 1)
+	}
+	return p.primary(depth)
+}
+
+// primary is a number, an input, a call, or a parenthesised sum.
+func (p *parser) primary(depth int) (*node, error) {
+	r := p.peek()
+	switch {
+	case r == 0:
+		return nil, p.fail("the expression ends where a value is due")
+	case r == '(':
+		p.pos++
+		x, err := p.sum(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		if p.peek() != ')' {
+			return nil, p.fail("a ')' is due here")
+		}
+		p.pos++
+		return x, nil
+	case r == '.' || r >= '0' && r <= '9':
+		return p.number()
+	case isLetter(r):
+		return p.name(depth)
+	}
+	return nil, p.fail("unexpected %q where a value is due", string(r))
+}
+
+func isLetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+func (p *parser) number() (*node, error) {
+	start := p.pos
+	for p.pos < len(p.rs) && (p.rs[p.pos] >= '0' && p.rs[p.pos] <= '9' || p.rs[p.pos] == '.') {
+		p.pos++
+	}
+	// An exponent: e or E, a sign, digits.
+	if p.pos < len(p.rs) && (p.rs[p.pos] == 'e' || p.rs[p.pos] == 'E') {
+		q := p.pos + 1
+		if q < len(p.rs) && (p.rs[q] == '+' || p.rs[q] == '-') {
+			q++
+		}
+		if q < len(p.rs) && p.rs[q] >= '0' && p.rs[q] <= '9' {
+			for p.pos = q; p.pos < len(p.rs) && p.rs[p.pos] >= '0' && p.rs[p.pos] <= '9'; p.pos++ {
+			}
+		}
+	}
+	text := string(p.rs[start:p.pos])
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(float32Of(v), 0) {
+		p.pos = start
+		return nil, p.fail("%q is not a number an fp32 kernel can hold", text)
+	}
+	return &node{op: "num", num: v}, nil
+}
+
+func float32Of(v float64) float64 { return float64(float32(v)) }
+
+// name is an input, or a function's name followed by its arguments.
+func (p *parser) name(depth int) (*node, error) {
+	start := p.pos
+	for p.pos < len(p.rs) && (isLetter(p.rs[p.pos]) || p.rs[p.pos] == '_' || p.rs[p.pos] >= '0' && p.rs[p.pos] <= '9') {
+		p.pos++
+	}
+	name := string(p.rs[start:p.pos])
+	fn, isFunc := functions[name]
+	if p.peek() != '(' {
+		if isFunc {
+			p.pos = start
+			return nil, p.fail("%s is a function: call it, as %s(x)", name, name)
+		}
+		return p.input(name, start)
+	}
+	if !isFunc {
+		p.pos = start
+		return nil, p.fail("unknown function %q (there are %s)", name, strings.Join(Functions(), ", "))
+	}
+	p.pos++ // the '('
+	n := &node{op: name}
+	for {
+		arg, err := p.sum(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		n.args = append(n.args, arg)
+		if p.peek() != ',' {
+			break
+		}
+		p.pos++
+	}
+	if p.peek() != ')' {
+		return nil, p.fail("a ')' or ',' is due here, in the call of %s", name)
+	}
+	if len(n.args) != fn.arity {
+		p.pos = start
+		return nil, p.fail("%s takes %d argument%s, not %d", name, fn.arity, plural(fn.arity), len(n.args))
+	}
+	p.pos++
+	return n, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// input is the named input, numbered on its first appearance.
+func (p *parser) input(name string, start int) (*node, error) {
+	if i := slices.Index(p.e.inputs, name); i >= 0 {
+		return &node{op: "in", in: i}, nil
+	}
+	if len(p.e.inputs) == MaxInputs {
+		p.pos = start
+		return nil, p.fail("%s would be input %d; %d is the most", name, MaxInputs+1, MaxInputs)
+	}
+	p.e.inputs = append(p.e.inputs, name)
+	return &node{op: "in", in: len(p.e.inputs) - 1}, nil
+}
+
+// Inputs returns the names of the inputs, in the order they first appear:
+// the order of the kernel's parameters and of Eval's values.
+func (e *Expr) Inputs() []string { return slices.Clone(e.inputs) }
+
+// String returns the expression as typed.
+func (e *Expr) String() string { return e.src }
+
+// Eval computes the expression in float64, with x[i] the value of input i.
+func (e *Expr) Eval(x []float64) float64 { return e.root.eval(x) }
+
+func (n *node) eval(x []float64) float64 {
+	switch n.op {
+	case "num":
+		return n.num
+	case "in":
+		return x[n.in]
+	case "neg":
+		return -n.args[0].eval(x)
+	case "+":
+		return n.args[0].eval(x) + n.args[1].eval(x)
+	case "-":
+		return n.args[0].eval(x) - n.args[1].eval(x)
+	case "*":
+		return n.args[0].eval(x) * n.args[1].eval(x)
+	case "/":
+		return n.args[0].eval(x) / n.args[1].eval(x)
+	}
+	args := make([]float64, len(n.args))
+	for i, a := range n.args {
+		args[i] = a.eval(x)
+	}
+	return functions[n.op].eval(args)
+}
+
+// Ops counts the expression's arithmetic operations and function calls:
+// what the unfused way launches a kernel for, each.
+func (e *Expr) Ops() int { return e.root.ops() }
+
+func (n *node) ops() int {
+	if n.op == "num" || n.op == "in" {
+		return 0
+	}
+	c := 1
+	for _, a := range n.args {
+		c += a.ops()
+	}
+	return c
+}
+
+// BytesPerElement is what the fused kernel moves for each element: each
+// input read once and the output written once, fp32.
+func (e *Expr) BytesPerElement() int { return 4 * (len(e.inputs) + 1) }
+
+// Kernel returns the CUDA C source of one kernel, name, that computes the
+// expression for n elements, a grid-stride loop over
+//
+//	extern "C" __global__ void name(const float* x0, …, float* out, long long n)
+//
+// with one pointer per input in the order of Inputs. The inputs are
+// renamed x0, x1, … in the code, so that no name a learner types can
+// collide with C's.
+func (e *Expr) Kernel(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s: %s, fused: each input read once, the output written once.\n", name, e.src)
+	fmt.Fprintf(&b, "extern \"C\" __global__ void %s(", name)
+	for i, in := range e.inputs {
+		fmt.Fprintf(&b, "const float* __restrict__ x%d /* %s */, ", i, in)
+	}
+	b.WriteString("float* __restrict__ out, long long n) {\n")
+	b.WriteString("    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {\n")
+	for i := range e.inputs {
+		fmt.Fprintf(&b, "        float v%d = x%d[i];\n", i, i)
+	}
+	fmt.Fprintf(&b, "        out[i] = %s;\n", e.root.cuda())
+	b.WriteString("    }\n}\n")
+	return b.String()
+}
+
+func (n *node) cuda() string {
+	switch n.op {
+	case "num":
+		return cudaFloat(n.num)
+	case "in":
+		return fmt.Sprintf("v%d", n.in)
+	case "neg":
+		return "(-" + n.args[0].cuda() + ")"
+	case "+", "-", "*", "/":
+		return "(" + n.args[0].cuda() + " " + n.op + " " + n.args[1].cuda() + ")"
+	}
+	args := make([]any, len(n.args))
+	for i, a := range n.args {
+		args[i] = a.cuda()
+	}
+	return fmt.Sprintf(functions[n.op].cuda, args...)
+}
+
+// cudaFloat writes v as an fp32 literal: "2.0f", "1e-05f".
+func cudaFloat(v float64) string {
+	s := strconv.FormatFloat(float64(float32(v)), 'g', -1, 32)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s + "f"
+}
