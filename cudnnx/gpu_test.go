@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/fuse"
 	"cudarepl/gpu"
 )
 
@@ -296,5 +297,35 @@ func TestGPUNoEngine(t *testing.T) {
 	t.Logf("fp64 conv+gelu: %v", err)
 	if err != nil && !strings.Contains(err.Error(), "Usual fixes") && !strings.Contains(err.Error(), "cudnnBackend") {
 		t.Errorf("error %q names neither the cuDNN call nor the usual fixes", err)
+	}
+}
+
+// TestGPUExpression runs lesson 9's expressions as graphs of pointwise
+// operations alone, fp32, with no convolution or product to carry them:
+// what cuDNN's runtime fusion makes of an elementwise expression. Measured
+// on the H100 with cuDNN 9.14: an NCHW tensor of one channel finds no
+// engine (rows and NHWC do), and a single row of 2²⁰ finds one whose launch
+// fails, so a vector goes in as rows of 1024.
+func TestGPUExpression(t *testing.T) {
+	dev := openGPU(t)
+	for _, sh := range []Shape{Rows(1, 1024, 1024)} {
+		for _, src := range []string{"sigmoid(a + b*c)", "1 - a*0.5", "max(a, b) * tanh(c) / (abs(a) + 1)"} {
+			e, err := fuse.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := New(src)
+			var in []*Tensor
+			for _, name := range e.Inputs() {
+				in = append(in, g.Tensor(name, gpu.FP32, sh))
+			}
+			y, err := g.Expression(e, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y.Output(gpu.FP32)
+			rep := check(t, dev, g, -2, 2, 1e-5, Options{})
+			t.Logf("%v %s: engine %d of %d candidates", sh.Dims, src, rep.ChosenCandidate().Engine, len(rep.Candidates))
+		}
 	}
 }

@@ -318,22 +318,35 @@ func (n *node) eval(x []float64) float64 {
 		return n.num
 	case "in":
 		return x[n.in]
-	case "neg":
-		return -n.args[0].eval(x)
-	case "+":
-		return n.args[0].eval(x) + n.args[1].eval(x)
-	case "-":
-		return n.args[0].eval(x) - n.args[1].eval(x)
-	case "*":
-		return n.args[0].eval(x) * n.args[1].eval(x)
-	case "/":
-		return n.args[0].eval(x) / n.args[1].eval(x)
 	}
 	args := make([]float64, len(n.args))
 	for i, a := range n.args {
 		args[i] = a.eval(x)
 	}
-	return functions[n.op].eval(args)
+	return Apply(n.op, args)
+}
+
+// Apply computes one operation of an expression in float64: "+", "-",
+// "*", "/" and "neg" on x, or a function of Functions. It panics for any
+// other op, or the wrong number of arguments.
+func Apply(op string, x []float64) float64 {
+	switch op {
+	case "neg":
+		return -x[0]
+	case "+":
+		return x[0] + x[1]
+	case "-":
+		return x[0] - x[1]
+	case "*":
+		return x[0] * x[1]
+	case "/":
+		return x[0] / x[1]
+	}
+	f, ok := functions[op]
+	if !ok || len(x) != f.arity {
+		panic(fmt.Sprintf("fuse: Apply(%q) of %d arguments", op, len(x)))
+	}
+	return f.eval(x)
 }
 
 // Ops counts the expression's arithmetic operations and function calls:
@@ -405,4 +418,35 @@ func cudaFloat(v float64) string {
 		s += ".0"
 	}
 	return s + "f"
+}
+
+// Builder builds an expression in another form, node by node, the
+// arguments of each before it: lesson 9 builds the same expression as a
+// cuDNN pointwise graph.
+type Builder[T any] interface {
+	Number(v float64) (T, error)
+	Input(i int) (T, error) // the i-th of Inputs
+	// Apply is an operation on built arguments: "+", "-", "*", "/",
+	// "neg", or a function of Functions.
+	Apply(op string, args []T) (T, error)
+}
+
+// Build builds e with b.
+func Build[T any](e *Expr, b Builder[T]) (T, error) { return build(e.root, b) }
+
+func build[T any](n *node, b Builder[T]) (T, error) {
+	switch n.op {
+	case "num":
+		return b.Number(n.num)
+	case "in":
+		return b.Input(n.in)
+	}
+	args := make([]T, len(n.args))
+	for i, a := range n.args {
+		var err error
+		if args[i], err = build(a, b); err != nil {
+			return args[i], err
+		}
+	}
+	return b.Apply(n.op, args)
 }
