@@ -132,31 +132,21 @@ func (p *parser) peek() rune {
 }
 
 // sum is term (('+' | '-') term)*.
-func (p *parser) sum(depth int) (*node, error) {
-	left, err := p.term(depth)
-	if err != nil {
-		return nil, err
-	}
-	for r := p.peek(); r == '+' || r == '-'; r = p.peek() {
-		p.pos++
-		right, err := p.term(depth)
-		if err != nil {
-			return nil, err
-		}
-		left = &node{op: string(r), args: []*node{left, right}}
-	}
-	return left, nil
-}
+func (p *parser) sum(depth int) (*node, error) { return p.binary(depth, "+-", p.term) }
 
 // term is unary (('*' | '/') unary)*.
-func (p *parser) term(depth int) (*node, error) {
-	left, err := p.unary(depth)
+func (p *parser) term(depth int) (*node, error) { return p.binary(depth, "*/", p.unary) }
+
+// binary is one level of left-associative operators: next (op next)*,
+// with op one of ops.
+func (p *parser) binary(depth int, ops string, next func(int) (*node, error)) (*node, error) {
+	left, err := next(depth)
 	if err != nil {
 		return nil, err
 	}
-	for r := p.peek(); r == '*' || r == '/'; r = p.peek() {
+	for r := p.peek(); r != 0 && strings.ContainsRune(ops, r); r = p.peek() {
 		p.pos++
-		right, err := p.unary(depth)
+		right, err := next(depth)
 		if err != nil {
 			return nil, err
 		}
