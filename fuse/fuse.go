@@ -30,9 +30,10 @@ type Expr struct {
 
 // node is one operation, number or input of the expression tree.
 type node struct {
-	op   string  // "num", "in", "+", "-", "*", "/", "neg", or a function's name
+	op   string  // "num", "in", "+", "-", "*", "/", "neg", a function's name, or "code"
 	num  float64 // for "num"
 	in   int     // for "in": the index in Expr.inputs
+	code string  // for "code": a fragment of CUDA C, as Unfused writes its kernels
 	args []*node
 }
 
@@ -339,12 +340,13 @@ func Apply(op string, x []float64) float64 {
 	return f.eval(x)
 }
 
-// Ops counts the expression's arithmetic operations and function calls:
+// Ops counts the expression's arithmetic operations and function calls on
+// its inputs (those on numbers alone are done before any kernel runs):
 // what the unfused way launches a kernel for, each.
 func (e *Expr) Ops() int { return e.root.ops() }
 
 func (n *node) ops() int {
-	if n.op == "num" || n.op == "in" {
+	if _, ok := n.constant(); ok || n.op == "in" {
 		return 0
 	}
 	c := 1
@@ -385,6 +387,8 @@ func (e *Expr) Kernel(name string) string {
 
 func (n *node) cuda() string {
 	switch n.op {
+	case "code":
+		return n.code
 	case "num":
 		return cudaFloat(n.num)
 	case "in":
@@ -439,4 +443,109 @@ func build[T any](n *node, b Builder[T]) (T, error) {
 		}
 	}
 	return b.Apply(n.op, args)
+}
+
+// Stage is one kernel of the unfused way to compute an expression: one
+// operation, its operands read from memory and its result written there.
+type Stage struct {
+	Kernel string   // the kernel's name in Unfused's source
+	Op     string   // the operation, as Apply names it
+	Reads  []string // what each pointer parameter reads, in order: "x0"… the inputs, "t0"… earlier results
+	Writes string   // "t<k>", or "out" for the last stage
+}
+
+// Bytes is what the stage moves for each element, fp32.
+func (s Stage) Bytes() int { return 4 * (len(s.Reads) + 1) }
+
+// Unfused returns the source of one kernel per operation of the
+// expression, named prefix0, prefix1…, each of the form
+//
+//	extern "C" __global__ void prefixK(const float* p0, …, float* out, long long n)
+//
+// and the stages in the order they must run: what a framework without
+// fusion launches, every intermediate result a trip through memory.
+// Operations on numbers alone are done here, so "2*3*a" is one stage; an
+// expression with no operation on an input ("a") is one copy.
+func (e *Expr) Unfused(prefix string) (string, []Stage) {
+	var b strings.Builder
+	var stages []Stage
+	var emit func(n *node) (string, bool) // what the node is in a kernel: a value name to read, or a literal
+	emit = func(n *node) (string, bool) {
+		switch n.op {
+		case "num":
+			return cudaFloat(n.num), false
+		case "in":
+			return fmt.Sprintf("x%d", n.in), true
+		}
+		if c, ok := n.constant(); ok {
+			return cudaFloat(c), false
+		}
+		st := Stage{Op: n.op}
+		args := make([]string, len(n.args))
+		for i, a := range n.args {
+			name, mem := emit(a)
+			if !mem {
+				args[i] = name
+				continue
+			}
+			args[i] = fmt.Sprintf("p%d[i]", len(st.Reads))
+			st.Reads = append(st.Reads, name)
+		}
+		st.Kernel, st.Writes = fmt.Sprintf("%s%d", prefix, len(stages)), fmt.Sprintf("t%d", len(stages)) // after its operands' stages
+		writeStage(&b, st, (&node{op: n.op, args: literals(args)}).cuda())
+		stages = append(stages, st)
+		return st.Writes, true
+	}
+	if name, mem := emit(e.root); len(stages) == 0 {
+		st := Stage{Kernel: prefix + "0", Op: "copy", Writes: "t0"}
+		value := name
+		if mem {
+			st.Reads, value = []string{name}, "p0[i]"
+		}
+		writeStage(&b, st, value)
+		stages = append(stages, st)
+	}
+	stages[len(stages)-1].Writes = "out"
+	return b.String(), stages
+}
+
+// writeStage writes the kernel of st, which stores value.
+func writeStage(b *strings.Builder, st Stage, value string) {
+	fmt.Fprintf(b, "// %s: %s, alone: its operands read from memory, its result written back.\n", st.Kernel, st.Op)
+	fmt.Fprintf(b, "extern \"C\" __global__ void %s(", st.Kernel)
+	for i := range st.Reads {
+		fmt.Fprintf(b, "const float* __restrict__ p%d, ", i)
+	}
+	b.WriteString("float* __restrict__ out, long long n) {\n")
+	b.WriteString("    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n")
+	fmt.Fprintf(b, "        out[i] = %s;\n}\n\n", value)
+}
+
+// literals wraps code fragments as nodes that print as themselves.
+func literals(code []string) []*node {
+	out := make([]*node, len(code))
+	for i, c := range code {
+		out[i] = &node{op: "code", code: c}
+	}
+	return out
+}
+
+// constant reports whether the node involves no input, and its value then,
+// in fp32 as a kernel would hold it.
+func (n *node) constant() (float64, bool) {
+	switch n.op {
+	case "num":
+		return n.num, true
+	case "in":
+		return 0, false
+	}
+	x := make([]float64, len(n.args))
+	for i, a := range n.args {
+		v, ok := a.constant()
+		if !ok {
+			return 0, false
+		}
+		x[i] = v
+	}
+	return float64(float32(Apply(n.op, x))), true
 }

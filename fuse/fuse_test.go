@@ -109,8 +109,8 @@ func TestKernelSource(t *testing.T) {
 	}
 }
 
-// TestKernelCompiles: NVRTC accepts what Kernel writes, for an expression
-// that calls every function.
+// TestKernelCompiles: NVRTC accepts what Kernel and Unfused write, for an
+// expression that calls every function.
 func TestKernelCompiles(t *testing.T) {
 	if _, err := gpu.NVRTCVersion(); err != nil {
 		t.Skipf("needs NVRTC (Debian: apt-get install libnvrtc11.2 from non-free): %v", err)
@@ -127,12 +127,15 @@ func TestKernelCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := gpu.Compile(gpu.Source{Name: "fused.cu", Code: e.Kernel("fused")}, gpu.CompileOptions{NoCache: true})
+	unfused, stages := e.Unfused("step")
+	img, err := gpu.Compile(gpu.Source{Name: "fused.cu", Code: e.Kernel("fused") + unfused}, gpu.CompileOptions{NoCache: true})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, e.Kernel("fused"))
+		t.Fatalf("%v\n%s%s", err, e.Kernel("fused"), unfused)
 	}
-	if _, ok := img.Kernel("fused"); !ok {
-		t.Errorf("the image has no kernel fused; log:\n%s", img.Log)
+	for _, name := range append([]string{"fused"}, stages[0].Kernel, stages[len(stages)-1].Kernel) {
+		if _, ok := img.Kernel(name); !ok {
+			t.Errorf("the image has no kernel %s; log:\n%s", name, img.Log)
+		}
 	}
 }
 
@@ -155,5 +158,51 @@ func FuzzParse(f *testing.F) {
 		if !strings.Contains(e.Kernel("k"), "out[i] = ") {
 			t.Fatalf("Parse(%q).Kernel has no store", src)
 		}
+		if _, stages := e.Unfused("u"); len(stages) == 0 || stages[len(stages)-1].Writes != "out" {
+			t.Fatalf("Parse(%q).Unfused = %+v", src, stages)
+		}
 	})
+}
+
+func TestUnfused(t *testing.T) {
+	for _, tc := range []struct {
+		src    string
+		stages string // kernel op reads → writes, ;-separated
+		bytes  int    // per element, all stages
+		code   []string
+	}{
+		{"sigmoid(a + b*c)", "u0 * x1,x2 → t0; u1 + x0,t0 → t1; u2 sigmoid t1 → out", 32,
+			[]string{"out[i] = (p0[i] * p1[i]);", "out[i] = (1.0f / (1.0f + expf(-(p0[i]))));"}},
+		{"(2+3)*a", "u0 * x0 → out", 8, []string{"out[i] = (5.0f * p0[i]);"}},
+		{"a", "u0 copy x0 → out", 8, []string{"out[i] = p0[i];"}},
+		{"a*a - max(b, 0.5)", "u0 * x0,x0 → t0; u1 max x1 → t1; u2 - t0,t1 → out", 32, []string{"out[i] = fmaxf(p0[i], 0.5f);"}},
+	} {
+		e, err := Parse(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, stages := e.Unfused("u")
+		var got []string
+		bytes := 0
+		for _, s := range stages {
+			got = append(got, s.Kernel+" "+s.Op+" "+strings.Join(s.Reads, ",")+" → "+s.Writes)
+			bytes += s.Bytes()
+		}
+		if strings.Join(got, "; ") != tc.stages || bytes != tc.bytes {
+			t.Errorf("%s: stages %q, %d bytes; want %q, %d", tc.src, strings.Join(got, "; "), bytes, tc.stages, tc.bytes)
+		}
+		if e.Ops() != len(stages) && tc.src != "a" {
+			t.Errorf("%s: Ops() = %d for %d stages", tc.src, e.Ops(), len(stages))
+		}
+		for _, c := range tc.code {
+			if !strings.Contains(src, c) {
+				t.Errorf("%s: the source lacks %q:\n%s", tc.src, c, src)
+			}
+		}
+	}
+	// Fused, the same expression moves each input once: half the bytes.
+	e, _ := Parse("sigmoid(a + b*c)")
+	if _, stages := e.Unfused("u"); e.BytesPerElement() != 16 || len(stages) != 3 {
+		t.Errorf("fused %d bytes an element, %d stages", e.BytesPerElement(), len(stages))
+	}
 }
