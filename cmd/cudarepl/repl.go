@@ -52,6 +52,7 @@ func init() {
 		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
 		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
 		{"edit", "[kernel <name>]", "edit your copy of the exercise, or of a kernel, then check it", "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.", (*repl).edit},
+		{"fuse", "[--n SIZE] <expression>", "fuse an elementwise expression into one kernel, check it and time it", "Writes the expression over named fp32 inputs (+ - * /, numbers, and abs cos exp log max min pow relu sigmoid sin sqrt tanh) as one kernel and as one kernel an operation, compiles both with NVRTC, and on a GPU checks both against the expression in float64 and times them beside the device-to-device copy, at 2^26 elements unless --n says otherwise: 'fuse sigmoid(a + b*c)'.", (*repl).fuse},
 		{"device", "", "describe the GPU", "", func(r *repl, _ []string) error { return r.device() }},
 		{"mem", "", "show free and total GPU memory", "", (*repl).mem},
 		{"quit", "", "leave (Ctrl-D also does)", "", nil},
@@ -417,6 +418,24 @@ func runEditor(path, again string) error {
 		return fmt.Errorf("editor %s: %w", editor, err)
 	}
 	return nil
+}
+
+func (r *repl) fuse(args []string) error {
+	n := lessons.FuseElements
+	if len(args) >= 2 && args[0] == "--n" {
+		sizes, err := lessons.ParseSizes(args[1:2])
+		if err != nil {
+			return err
+		}
+		if len(sizes[0]) != 1 {
+			return fmt.Errorf("fuse: --n takes one number of elements, like 2^20, not %s", args[1])
+		}
+		n, args = sizes[0][0], args[2:]
+	}
+	if len(args) == 0 {
+		return errors.New("fuse: give an expression, like: fuse sigmoid(a + b*c)")
+	}
+	return r.s.env.Fuse(strings.Join(args, " "), n)
 }
 
 func (r *repl) device() error {

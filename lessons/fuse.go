@@ -1,0 +1,224 @@
+package lessons
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"cudarepl/fuse"
+	"cudarepl/gpu"
+)
+
+// FuseElements is how many elements Fuse runs on unless told: 2²⁶ fp32,
+// 256 MiB an array.
+const FuseElements = 1 << 26
+
+// fuseCheckMax bounds how many elements Fuse checks against float64; past
+// it, every k-th.
+const fuseCheckMax = 1 << 22
+
+// Fuse is runtime fusion, the REPL's "fuse EXPR": it writes the elementwise
+// expression as one kernel and as one kernel an operation (package fuse),
+// shows both, and compiles them with NVRTC. On a GPU it then checks both
+// against the expression in float64, on n elements of each input drawn
+// from [0.1, 2) (positive, so that log, sqrt and pow are defined), and times
+// them beside the device-to-device copy.
+func (e *Env) Fuse(expr string, n int) error {
+	x, err := fuse.Parse(expr)
+	if err != nil {
+		return err
+	}
+	if n < 1 {
+		return fmt.Errorf("lessons: fuse: %d elements; give at least 1", n)
+	}
+	if len(x.Inputs()) == 0 {
+		return fmt.Errorf("lessons: fuse %s: the expression reads no input, so there is nothing to run it on", x)
+	}
+	fused := x.Kernel("fused")
+	unfused, stages := x.Unfused("step")
+	e.printf("%s\n%s", fused, unfused)
+	ways := &Table{Headers: []string{"way", "kernel", "operation", "reads", "writes", "bytes/element"},
+		Right: []bool{false, false, false, false, false, true}}
+	unfusedBytes := 0
+	for _, s := range stages {
+		ways.add("unfused", s.Kernel, s.Op, strings.Join(s.Reads, " "), s.Writes, fmt.Sprint(s.Bytes()))
+		unfusedBytes += s.Bytes()
+	}
+	reads := make([]string, len(x.Inputs()))
+	for i := range reads {
+		reads[i] = fmt.Sprintf("x%d", i)
+	}
+	ways.add("fused", "fused", "all", strings.Join(reads, " "), "out", fmt.Sprint(x.BytesPerElement()))
+	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
+		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
+			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
+	e.PrintTable(ways)
+
+	img, err := e.Compile(gpu.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
+	if err != nil {
+		return err
+	}
+	if r, ok := img.Kernel("fused"); ok {
+		e.printf("fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, e.arch())
+	}
+	if !e.Live() {
+		e.printf("No GPU here (%v): compiled, not run.\n", e.NoGPU)
+		return nil
+	}
+	return e.fuseRun(x, img, stages, n, unfusedBytes)
+}
+
+func inputList(in []string) string {
+	parts := make([]string, len(in))
+	for i, name := range in {
+		parts[i] = fmt.Sprintf("x%d = %s", i, name)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fuseRun checks and times the fused kernel and the unfused stages of x on
+// n elements.
+func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfusedBytes int) error {
+	d := e.Dev
+	bytes := 4 * int64(n)
+	need := bytes * int64(len(x.Inputs())+len(stages)+1)
+	if free, _, err := d.MemInfo(); err == nil && need > free {
+		return fmt.Errorf("lessons: fuse at n=%d needs %s of device memory; %s is free", n, mib(need), mib(free))
+	}
+	bufs := map[string]gpu.DevicePtr{}
+	defer func() {
+		for _, p := range bufs {
+			d.Free(p)
+		}
+	}()
+	r := rand.New(rand.NewPCG(uint64(n), 9))
+	in := make([][]float32, len(x.Inputs()))
+	for i := range in {
+		in[i] = make([]float32, n)
+		raw := make([]byte, bytes)
+		for j := range in[i] {
+			in[i][j] = float32(0.1 + 1.9*r.Float64())
+			binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(in[i][j]))
+		}
+		p, err := d.Alloc(bytes)
+		if err != nil {
+			return err
+		}
+		bufs[fmt.Sprintf("x%d", i)] = p
+		if err := d.Write(p, raw); err != nil {
+			return err
+		}
+	}
+	for _, s := range stages {
+		p, err := d.Alloc(bytes)
+		if err != nil {
+			return err
+		}
+		bufs[s.Writes] = p
+	}
+	info := d.Info()
+	grid := gpu.Dim(min(gpu.Blocks(n, 256), 2*info.SMs*info.MaxThreadsPerSM/256)) // two full waves, grid-stride
+	launch := func(name string, reads []string, writes string) (gpu.Op, error) {
+		k, err := d.LoadKernel(img, name)
+		if err != nil {
+			return nil, err
+		}
+		var args []gpu.Arg
+		for _, r := range reads {
+			args = append(args, gpu.Ptr(bufs[r]))
+		}
+		args = append(args, gpu.Ptr(bufs[writes]), gpu.Int64(int64(n)))
+		return gpu.Launch{Kernel: k, Grid: grid, Block: gpu.Dim(256), Args: args}, nil
+	}
+	var inputs []string
+	for i := range x.Inputs() {
+		inputs = append(inputs, fmt.Sprintf("x%d", i))
+	}
+	fusedOp, err := launch("fused", inputs, "out")
+	if err != nil {
+		return err
+	}
+	var chain []gpu.Op
+	for _, s := range stages {
+		op, err := launch(s.Kernel, s.Reads, s.Writes)
+		if err != nil {
+			return err
+		}
+		chain = append(chain, op)
+	}
+
+	copyRate, err := e.Ceiling(CeilingCopy)
+	if err != nil {
+		return err
+	}
+	t := &Table{Headers: []string{"way", "launches", "bytes/element", "time (µs)", "GB/s", "of copy", "check"},
+		Right: []bool{false, true, true, true, true, true, false}}
+	var times []float64
+	for _, w := range []struct {
+		name  string
+		ops   []gpu.Op
+		bytes int
+	}{{"unfused", chain, unfusedBytes}, {"fused", []gpu.Op{fusedOp}, x.BytesPerElement()}} {
+		verdict, err := e.fuseCheck(x, in, bufs["out"], w.ops)
+		if err != nil {
+			return err
+		}
+		tm, err := d.Bench(gpu.Bench{Name: "fuse " + w.name, Ops: [][]gpu.Op{w.ops}})
+		if err != nil {
+			return err
+		}
+		st := tm.Stats()
+		gbs := st.Rate(float64(x.BytesPerElement())*float64(n)) / 1e9 // the useful bytes, the same for both
+		times = append(times, st.Median.Seconds())
+		t.add(w.name, fmt.Sprint(len(w.ops)), fmt.Sprint(w.bytes), fmt.Sprintf("%.1f", st.Median.Seconds()*1e6),
+			fmt.Sprintf("%.0f", gbs), fmt.Sprintf("%.2f", gbs/copyRate.Throughput), verdict)
+	}
+	t.Notes = append(t.Notes,
+		fmt.Sprintf("n = %d; GB/s counts the fused kernel's %d bytes an element for both; the copy ran at %.0f GB/s",
+			n, x.BytesPerElement(), copyRate.Throughput),
+		fmt.Sprintf("fused is %.2f× faster than unfused (the bytes alone would make it %.2f×)", times[0]/times[1],
+			float64(unfusedBytes)/float64(x.BytesPerElement())))
+	e.PrintTable(t)
+	return nil
+}
+
+// fuseCheck poisons out, runs ops, and compares out with the expression in
+// float64 on every element, or every k-th past fuseCheckMax. It returns
+// "ok (every k-th)" or an error naming the first element wrong.
+func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
+	n := len(in[0])
+	if err := e.Dev.Run(gpu.Memset{Dst: out, Value: math.Float32bits(float32(math.NaN())), Count: int64(n)}); err != nil {
+		return "", err
+	}
+	if err := e.Dev.Run(ops...); err != nil {
+		return "", err
+	}
+	raw := make([]byte, 4*n)
+	if err := e.Dev.Read(raw, out); err != nil {
+		return "", err
+	}
+	step := max(1, n/fuseCheckMax)
+	v := make([]float64, len(in))
+	for i := 0; i < n; i += step {
+		for j := range in {
+			v[j] = float64(in[j][i])
+		}
+		want := x.Eval(v)
+		got := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		if math.IsNaN(want) && math.IsNaN(got) || got == want {
+			continue
+		}
+		if math.IsNaN(got) || math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+			return "", fmt.Errorf("lessons: fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
+		}
+	}
+	if step > 1 {
+		return fmt.Sprintf("ok (every %dth)", step), nil
+	}
+	return "ok", nil
+}
+
+// mib writes bytes in MiB.
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
