@@ -18,6 +18,7 @@ import (
 
 	"github.com/janpfeifer/gonb/gonbui"
 
+	"cudarepl/fuse"
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all" // every lesson, registered
 	"cudarepl/plots"
@@ -60,6 +61,12 @@ func Blocks(slug string, n int, blocks ...int) { report(inCell().Blocks(slug, n,
 // "initcheck"), and lists what the sanitizer found.
 func Sanitize(slug, tool, code string) { report(inCell().Sanitize(slug, tool, code)) }
 
+// Fuse is runtime fusion, as the REPL's "fuse" does it: the elementwise
+// expression (over named fp32 inputs, e.g. "sigmoid(a + b*c)") written as
+// one kernel and as one kernel an operation, compiled with NVRTC, and on a
+// GPU checked against float64 and timed beside the copy at n elements.
+func Fuse(expr string, n int) { report(inCell().Fuse(expr, n)) }
+
 // report waits until GoNB has taken everything the cell displayed (display
 // data still in GoNB's pipe when the cell's program exits can be lost, and
 // then a figure is missing from the cell), and ends a cell that failed with
@@ -95,6 +102,20 @@ func inCell() *Cell {
 		}
 	}
 	return c
+}
+
+// Fuse runs lessons.Env.Fuse in the cell's Env; an expression that does not
+// parse is refused before any GPU is opened.
+func (c *Cell) Fuse(expr string, n int) error {
+	if _, err := fuse.Parse(expr); err != nil {
+		return err
+	}
+	env, done, err := c.env()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return env.Fuse(expr, n)
 }
 
 // env returns the Cell's Env, or opens one (live, or replay without a GPU)

@@ -179,10 +179,29 @@ func TestStepErrors(t *testing.T) {
 		{c.Step("nope", 1), `no lesson "nope"`},
 		{c.Step("vector-add", 99), "vector-add has steps 1 to 8, not 99"},
 		{c.Check("nope", ""), `no lesson "nope"`},
+		{c.Fuse("sigmoid(a +* b)", 1<<20), `fuse: column 12 of "sigmoid(a +* b)": unexpected "*" where a value is due`},
 	}
 	for _, tt := range tests {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("error = %v, want %q", tt.err, tt.want)
+		}
+	}
+}
+
+// TestFuseInReplay: a fuse cell without a GPU shows both ways and says
+// they were compiled, not run.
+func TestFuseInReplay(t *testing.T) {
+	if _, err := gpu.NVRTCVersion(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	var out bytes.Buffer
+	c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU")}}
+	if err := c.Fuse("relu(a*b - c)", 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`void fused(`, "so fused can be at most 2.00× faster", "compiled, not run"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 }
