@@ -11,6 +11,7 @@
 //  5. matmul: Matrix multiplication
 //  6. batched-gemm: Batched GEMM
 //  7. precision: Precision
+//  9. fusion: Fusion
 //  10. cudnn-conv: cuDNN convolutions
 //  11. cudnn-fusion: Fused cuDNN graphs
 //  12. softmax: Softmax

@@ -1,0 +1,293 @@
+// Package fusion is lesson 9: sigmoid(a + b·c) as three kernels, two and
+// one, against the copy; the same expression fused at run time from its
+// text, and as a cuDNN pointwise graph.
+package fusion
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"cudarepl/cudnnx"
+	"cudarepl/fuse"
+	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+//go:embed testdata
+var testdata embed.FS
+
+// expr is the lesson's expression, as a learner would type it.
+const expr = "sigmoid(a + b*c)"
+
+// The impls beyond the ladder of fusion.cu.
+const (
+	three   = "three kernels"
+	two     = "two kernels"
+	runtime = "fused at run time"
+	cudnn   = "cuDNN graph"
+)
+
+// cudnnRow is the row length a vector is shaped into for cuDNN, whose
+// pointwise-only engines in 9.14 take rows, not one long row (see
+// docs/measurements.md).
+const cudnnRow = 1024
+
+// guardElems is the room behind y, filled with NaN, where a kernel that
+// ignores n would write.
+const guardElems = 1024
+
+func init() {
+	var sizes []lessons.Size
+	for k := 16; k <= 28; k += 2 {
+		sizes = append(sizes, lessons.Size{1 << k})
+	}
+	lessons.Register(lessons.Def{
+		Number: 9, Slug: "fusion", Markdown: markdown, Kernels: "fusion.cu", Problem: problem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Starter: starter,
+			Task: "Compute the expression in one statement, its intermediate in a register, so each input is read once and y written once.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "sign_lost.cu", Want: "check: y["},
+			{File: "no_guard.cu", Want: "past the end of y"},
+		},
+		Actions: map[string]lessons.Action{
+			"Three kernels":      lessons.ShowKernel{Names: []string{"mul_f", "add_f", "sigmoid_f"}},
+			"Two, then one":      lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
+			"Wider loads":        lessons.ShowKernel{Names: []string{"fusion_v2"}},
+			"Check":              lessons.CheckStep{},
+			"Against the copy":   lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
+			"Fusion at run time": lessons.Run{F: atRunTime},
+			"Exercise":           lessons.ExerciseStep{},
+		},
+	})
+}
+
+func problem() *lessons.Problem {
+	p := &lessons.Problem{
+		Name: "sigmoid(a + b·c)", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1}, {3}, {1000}, {1024}, {4099}, {1<<20 + 7}, {1 << 20}},
+		Setup:      setup,
+		Memory:     memory,
+		// GB/s counts what the fused kernel must move: three inputs read
+		// and the output written, 16 bytes an element, for every impl.
+		Work: func(s lessons.Size) float64 { return 16 * float64(s[0]) },
+	}
+	p.Impls = append(lessons.LadderImpls("fusion.cu"),
+		lessons.Impl{Name: three, Library: true, Kernels: []string{"mul_f", "add_f", "sigmoid_f"},
+			Summary: "mul_f, add_f, sigmoid_f: an operation a kernel, two intermediates through memory, 32 bytes an element"},
+		lessons.Impl{Name: two, Library: true, Kernels: []string{"fma_f", "sigmoid_f"},
+			Summary: "fma_f, sigmoid_f: a + b·c fused by hand, one intermediate through memory, 24 bytes an element"},
+		lessons.Impl{Name: runtime, Library: true,
+			Summary: "the kernel package fuse writes from the text \"" + expr + "\", compiled by NVRTC at run time: the REPL's fuse"},
+		lessons.Impl{Name: cudnn, Library: true,
+			Summary: "the same expression as a graph of cuDNN pointwise operations, fused by cuDNN's runtime fusion engine",
+			Requires: func(s lessons.Size) error {
+				if s[0]%cudnnRow != 0 {
+					return fmt.Errorf("cuDNN takes the vector as rows of %d: n must be a multiple of %d", cudnnRow, cudnnRow)
+				}
+				return nil
+			}})
+	return p
+}
+
+// memory is a, b, c, two intermediates for the unfused ways, and y with
+// its guard on the device; on the host, the inputs, the float64 answer,
+// and y on its way back.
+func memory(s lessons.Size) lessons.Memory {
+	n := int64(s[0])
+	return lessons.Memory{Device: 4 * (5*n + n + guardElems), Host: 3*4*n + 8*n + 4*(n+guardElems)}
+}
+
+// fcase is one problem on the GPU.
+type fcase struct {
+	env         *lessons.Env
+	n           int
+	a, b, c, y  gpu.DevicePtr
+	t1, t2      gpu.DevicePtr // intermediates of the unfused ways
+	want        []float64
+	runtime     gpu.Kernel
+	haveRuntime bool
+}
+
+func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	n := s[0]
+	r := rand.New(rand.NewPCG(uint64(n), 9))
+	in := make([][]float32, 3)
+	for i := range in {
+		in[i] = make([]float32, n)
+		for j := range in[i] {
+			in[i][j] = float32(8*r.Float64() - 4) // a + b·c spans about ±20: both of sigmoid's tails
+		}
+	}
+	c := &fcase{env: env, n: n, want: make([]float64, n)}
+	for i := range c.want {
+		c.want[i] = reference(float64(in[0][i]), float64(in[1][i]), float64(in[2][i]))
+	}
+	var err error
+	ptrs := []*gpu.DevicePtr{&c.a, &c.b, &c.c}
+	for i, p := range ptrs {
+		if *p, err = gpu.Upload(env.Dev, in[i]); err != nil {
+			c.Free()
+			return nil, err
+		}
+	}
+	for _, p := range []*gpu.DevicePtr{&c.t1, &c.t2} {
+		if *p, err = env.Dev.Alloc(4 * int64(n)); err != nil {
+			c.Free()
+			return nil, err
+		}
+	}
+	if c.y, err = env.Dev.Alloc(4 * int64(n+guardElems)); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// reference is sigmoid(a + b·c) in float64.
+func reference(a, b, c float64) float64 { return 1 / (1 + math.Exp(-(a + b*c))) }
+
+// Ops launches impl: the ladder's kernels a thread an element (v2 a
+// float4), the unfused ways as their chains, the runtime kernel
+// grid-stride, cuDNN's graph as one op.
+func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	n := int32(c.n)
+	one := func(k gpu.Kernel, threads int, ptrs ...gpu.DevicePtr) gpu.Op {
+		args := make([]gpu.Arg, 0, len(ptrs)+1)
+		for _, p := range ptrs {
+			args = append(args, gpu.Ptr(p))
+		}
+		return gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, 256)), Block: gpu.Dim(256), Args: append(args, gpu.Int32(n))}
+	}
+	switch impl.Name {
+	case "fusion_v1":
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, block)), Block: gpu.Dim(block),
+			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int32(n)}}}, nil
+	case "fusion_v2":
+		threads := c.n/4 + 1 // a float4 each, and one more for the tail
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, block)), Block: gpu.Dim(block),
+			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int32(n)}}}, nil
+	case three, two:
+		ks, err := c.kernels(impl.Kernels)
+		if err != nil {
+			return nil, err
+		}
+		if impl.Name == three {
+			return []gpu.Op{one(ks[0], c.n, c.b, c.c, c.t1), one(ks[1], c.n, c.a, c.t1, c.t2), one(ks[2], c.n, c.t2, c.y)}, nil
+		}
+		return []gpu.Op{one(ks[0], c.n, c.a, c.b, c.c, c.t1), one(ks[1], c.n, c.t1, c.y)}, nil
+	case runtime:
+		if !c.haveRuntime {
+			e, err := fuse.Parse(expr)
+			if err != nil {
+				return nil, err
+			}
+			if c.runtime, err = c.env.Kernel(gpu.Source{Name: "fuse.cu", Code: e.Kernel("fused")}, "fused"); err != nil {
+				return nil, err
+			}
+			c.haveRuntime = true
+		}
+		info := c.env.Dev.Info()
+		grid := min(gpu.Blocks(c.n, 256), 2*info.SMs*info.MaxThreadsPerSM/256) // two full waves, grid-stride
+		return []gpu.Op{gpu.Launch{Kernel: c.runtime, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
+			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int64(int64(c.n))}}}, nil
+	case cudnn:
+		e, err := fuse.Parse(expr)
+		if err != nil {
+			return nil, err
+		}
+		g := cudnnx.New(expr)
+		sh := cudnnx.Rows(1, c.n/cudnnRow, cudnnRow)
+		in := []*cudnnx.Tensor{g.Tensor("a", gpu.FP32, sh), g.Tensor("b", gpu.FP32, sh), g.Tensor("c", gpu.FP32, sh)}
+		y, err := g.Expression(e, in)
+		if err != nil {
+			return nil, err
+		}
+		y.Output(gpu.FP32)
+		op, err := g.Op(cudnnx.Bind{in[0]: c.a, in[1]: c.b, in[2]: c.c, y: c.y}, cudnnx.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return []gpu.Op{op}, nil
+	}
+	return nil, errors.New("sigmoid(a + b·c) has no variant " + impl.Name)
+}
+
+// kernels loads the named kernels of fusion.cu (a learner's edit of one
+// comes in through Env.Kernel).
+func (c *fcase) kernels(names []string) ([]gpu.Kernel, error) {
+	src, err := kernels.Source("fusion.cu")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gpu.Kernel, len(names))
+	for i, name := range names {
+		if out[i], err = c.env.Kernel(src, name); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c *fcase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.y, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.n + guardElems)})
+}
+
+// Check compares y with the float64 expression, then checks that nothing
+// was written past n.
+func (c *fcase) Check() (lessons.CheckStats, error) {
+	out, err := gpu.Download[float32](c.env.Dev, c.y, c.n+guardElems)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	st, err := lessons.Compare("y", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	if err != nil {
+		return st, err
+	}
+	for i, v := range out[c.n:] {
+		if math.Float32bits(v) != lessons.PoisonWord(gpu.FP32) {
+			return st, fmt.Errorf("check: y[%d] was written, past the end of y (n = %d): is the bounds check missing?", c.n+i, c.n)
+		}
+	}
+	return st, nil
+}
+
+func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }
+
+// atRunTime shows what the REPL's fuse does with the lesson's expression:
+// live, the whole of it at 2²⁶; in replay, the kernel it writes and what
+// each way moves (the sweep's "fused at run time" is that kernel, recorded).
+func atRunTime(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+	if env.Live() {
+		return env.Fuse(expr, 1<<26)
+	}
+	e, err := fuse.Parse(expr)
+	if err != nil {
+		return err
+	}
+	_, stages := e.Unfused("step")
+	moved := 0
+	for _, s := range stages {
+		moved += s.Bytes()
+	}
+	fmt.Fprintf(env.Out, "%s\nUnfused, %s is %d kernels moving %d bytes an element; fused, one moving %d.\n"+
+		"No GPU here: 'fuse %s' compiles and times both on one, and the sweep above shows this kernel as %q.\n",
+		e.Kernel("fused"), expr, len(stages), moved, e.BytesPerElement(), expr, runtime)
+	return nil
+}
