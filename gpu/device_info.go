@@ -32,6 +32,11 @@ type DeviceInfo struct {
 }
 
 // Arch is the NVRTC architecture name of the device, e.g. "sm_90".
+// TwoWaves is how many blocks of block threads fill every SM twice at full
+// occupancy (each SM holds MaxThreadsPerSM/block of them): the most a
+// grid-stride kernel needs, since more blocks only queue behind these.
+func (d DeviceInfo) TwoWaves(block int) int { return 2 * d.SMs * d.MaxThreadsPerSM / block }
+
 func (d DeviceInfo) Arch() string { return fmt.Sprintf("sm_%d%d", d.Major, d.Minor) }
 
 // FeatureArch is the architecture to compile for so that kernels may use

@@ -72,8 +72,7 @@ func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 		Batch: heads, StrideA: int64(s * d), StrideB: int64(s * d), StrideC: int64(s) * int64(s)}
 	pv := gpu.GEMM{M: s, N: d, K: s, A: c.probs, B: c.buf.V, C: o, Alpha: 1, Type: gpu.FP16,
 		Batch: heads, StrideA: int64(s) * int64(s), StrideB: int64(s * d), StrideC: int64(s * d)}
-	info := c.env.Dev.Info()
-	waves := 2 * info.SMs * info.MaxThreadsPerSM / 256 // two full waves of blocks of 256
+	waves := c.env.Dev.Info().TwoWaves(256)
 	rows := heads * s
 	tx, ty := SoftmaxBlock(s)
 	var out []ChainLaunch

@@ -118,8 +118,7 @@ func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfu
 		}
 		bufs[s.Writes] = p
 	}
-	info := d.Info()
-	grid := gpu.Dim(min(gpu.Blocks(n, 256), 2*info.SMs*info.MaxThreadsPerSM/256)) // two full waves, grid-stride
+	grid := gpu.Dim(min(gpu.Blocks(n, 256), d.Info().TwoWaves(256))) // grid-stride
 	launch := func(name string, reads []string, writes string) (gpu.Op, error) {
 		k, err := d.LoadKernel(img, name)
 		if err != nil {

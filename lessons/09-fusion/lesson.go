@@ -203,8 +203,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 			}
 			c.haveRuntime = true
 		}
-		info := c.env.Dev.Info()
-		grid := min(gpu.Blocks(c.n, 256), 2*info.SMs*info.MaxThreadsPerSM/256) // two full waves, grid-stride
+		grid := min(gpu.Blocks(c.n, 256), c.env.Dev.Info().TwoWaves(256)) // grid-stride
 		return []gpu.Op{gpu.Launch{Kernel: c.runtime, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
 			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int64(int64(c.n))}}}, nil
 	case cudnn:

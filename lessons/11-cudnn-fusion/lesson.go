@@ -123,10 +123,9 @@ func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 		return []gpu.Op{op}, nil
 	}
 	n := int64(c.s.N * c.s.K * c.s.H * c.s.W)
-	// Two full waves of blocks (each SM holds MaxThreadsPerSM/256 of them),
-	// each thread striding over 8 channels at a time.
-	info := c.env.Dev.Info()
-	grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), 2*info.SMs*info.MaxThreadsPerSM/256))
+	// Two full waves of blocks, each thread striding over 8 channels at a
+	// time.
+	grid := gpu.Dim(min(gpu.Blocks(int(n/8), 256), c.env.Dev.Info().TwoWaves(256)))
 	biasArgs := []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Ptr(c.buf.Bias), gpu.Int64(n), gpu.Int32(int32(c.s.K))}
 	switch impl.Name {
 	case unfused:
