@@ -148,3 +148,33 @@ func CompareNorm(name string, got []float32, want []float64, dims []int, tol flo
 func TolFP32Sum(k int) float64 {
 	return TolFP32Reduction * math.Max(1, math.Sqrt(float64(k)/2048))
 }
+
+// PastTheEnd reports writes into guard, the poisoned words (PoisonWord)
+// left behind an output called name of n elements, where a kernel that
+// ignores n writes.
+func PastTheEnd(name string, guard []float32, n int) error {
+	first, count := -1, 0
+	for i, v := range guard {
+		if math.Float32bits(v) != PoisonWord(gpu.FP32) {
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+	}
+	if count == 0 {
+		return nil
+	}
+	return &PastTheEndError{Name: name, N: n, First: n + first, Count: count}
+}
+
+// PastTheEndError is a kernel that wrote beyond the end of its output.
+type PastTheEndError struct {
+	Name            string
+	N, First, Count int
+}
+
+func (e *PastTheEndError) Error() string {
+	return fmt.Sprintf("check: %s[%d] was written, past the end of %s (n = %d); %d elements past the end were overwritten: is the bounds check missing?",
+		e.Name, e.First, e.Name, e.N, e.Count)
+}

@@ -3,6 +3,7 @@ package lessons
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"cudarepl/gpu"
 )
 
 func TestParseMarkdown(t *testing.T) {
@@ -243,5 +246,23 @@ func TestAbout(t *testing.T) {
 		if got := tt.env.About(tt.rs); got != tt.want {
 			t.Errorf("About = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// TestPastTheEnd: the guard behind c catches a write past n, and names the
+// first element written.
+func TestPastTheEnd(t *testing.T) {
+	guard := make([]float32, 8)
+	for i := range guard {
+		guard[i] = math.Float32frombits(PoisonWord(gpu.FP32))
+	}
+	if err := PastTheEnd("c", guard, 1000); err != nil {
+		t.Errorf("untouched guard: %v", err)
+	}
+	guard[2], guard[3] = 1, 2
+	var pe *PastTheEndError
+	if err := PastTheEnd("c", guard, 1000); !errors.As(err, &pe) || pe.First != 1002 || pe.Count != 2 ||
+		!strings.Contains(err.Error(), "c[1002] was written, past the end of c (n = 1000)") {
+		t.Errorf("written guard: %v", err)
 	}
 }

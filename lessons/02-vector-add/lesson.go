@@ -4,8 +4,6 @@ package vectoradd
 
 import (
 	"embed"
-	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"cudarepl/gpu"
@@ -138,36 +136,10 @@ func (c *vcase) Check() (lessons.CheckStats, error) {
 	if err != nil {
 		return st, err
 	}
-	if err := pastTheEnd(out[c.n:], c.n); err != nil {
+	if err := lessons.PastTheEnd("c", out[c.n:], c.n); err != nil {
 		return st, err
 	}
 	return st, nil
-}
-
-// pastTheEnd reports writes into the guard behind an output of n elements.
-func pastTheEnd(guard []float32, n int) error {
-	first, count := -1, 0
-	for i, v := range guard {
-		if math.Float32bits(v) != lessons.PoisonWord(gpu.FP32) {
-			if first < 0 {
-				first = i
-			}
-			count++
-		}
-	}
-	if count == 0 {
-		return nil
-	}
-	return &PastTheEndError{N: n, First: n + first, Count: count}
-}
-
-// PastTheEndError is a kernel that wrote beyond the end of its output.
-type PastTheEndError struct {
-	N, First, Count int
-}
-
-func (e *PastTheEndError) Error() string {
-	return fmt.Sprintf("check: c[%d] was written, past the end of c (n = %d); %d elements past the end were overwritten: is the bounds check missing?", e.First, e.N, e.Count)
 }
 
 func (c *vcase) Free() {

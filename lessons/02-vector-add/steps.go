@@ -45,7 +45,7 @@ func boundsCheck(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	defer c.Free()
 	_, err = c.Check()
-	var pe *PastTheEndError
+	var pe *lessons.PastTheEndError
 	switch {
 	case errors.As(err, &pe):
 		fmt.Fprintf(env.Out, "The check caught it: %v\n", err)
