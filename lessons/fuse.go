@@ -1,7 +1,6 @@
 package lessons
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -46,11 +45,7 @@ func (e *Env) Fuse(expr string, n int) error {
 		ways.add("unfused", s.Kernel, s.Op, strings.Join(s.Reads, " "), s.Writes, fmt.Sprint(s.Bytes()))
 		unfusedBytes += s.Bytes()
 	}
-	reads := make([]string, len(x.Inputs()))
-	for i := range reads {
-		reads[i] = fmt.Sprintf("x%d", i)
-	}
-	ways.add("fused", "fused", "all", strings.Join(reads, " "), "out", fmt.Sprint(x.BytesPerElement()))
+	ways.add("fused", "fused", "all", strings.Join(inputNames(x), " "), "out", fmt.Sprint(x.BytesPerElement()))
 	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
 		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
 			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
@@ -68,6 +63,15 @@ func (e *Env) Fuse(expr string, n int) error {
 		return nil
 	}
 	return e.fuseRun(x, img, stages, n, unfusedBytes)
+}
+
+// inputNames are the names the kernels' code gives x's inputs: x0, x1…
+func inputNames(x *fuse.Expr) []string {
+	names := make([]string, len(x.Inputs()))
+	for i := range names {
+		names[i] = fmt.Sprintf("x%d", i)
+	}
+	return names
 }
 
 func inputList(in []string) string {
@@ -94,22 +98,18 @@ func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfu
 		}
 	}()
 	r := rand.New(rand.NewPCG(uint64(n), 9))
-	in := make([][]float32, len(x.Inputs()))
+	inputs := inputNames(x)
+	in := make([][]float32, len(inputs))
 	for i := range in {
 		in[i] = make([]float32, n)
-		raw := make([]byte, bytes)
 		for j := range in[i] {
 			in[i][j] = float32(0.1 + 1.9*r.Float64())
-			binary.LittleEndian.PutUint32(raw[4*j:], math.Float32bits(in[i][j]))
 		}
-		p, err := d.Alloc(bytes)
+		p, err := gpu.Upload(d, in[i])
 		if err != nil {
 			return err
 		}
-		bufs[fmt.Sprintf("x%d", i)] = p
-		if err := d.Write(p, raw); err != nil {
-			return err
-		}
+		bufs[inputs[i]] = p
 	}
 	for _, s := range stages {
 		p, err := d.Alloc(bytes)
@@ -130,10 +130,6 @@ func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfu
 		}
 		args = append(args, gpu.Ptr(bufs[writes]), gpu.Int64(int64(n)))
 		return gpu.Launch{Kernel: k, Grid: grid, Block: gpu.Dim(256), Args: args}, nil
-	}
-	var inputs []string
-	for i := range x.Inputs() {
-		inputs = append(inputs, fmt.Sprintf("x%d", i))
 	}
 	fusedOp, err := launch("fused", inputs, "out")
 	if err != nil {
@@ -188,14 +184,11 @@ func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfu
 // "ok (every k-th)" or an error naming the first element wrong.
 func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
 	n := len(in[0])
-	if err := e.Dev.Run(gpu.Memset{Dst: out, Value: math.Float32bits(float32(math.NaN())), Count: int64(n)}); err != nil {
+	if err := e.Dev.Run(append([]gpu.Op{gpu.Memset{Dst: out, Value: PoisonWord(gpu.FP32), Count: int64(n)}}, ops...)...); err != nil {
 		return "", err
 	}
-	if err := e.Dev.Run(ops...); err != nil {
-		return "", err
-	}
-	raw := make([]byte, 4*n)
-	if err := e.Dev.Read(raw, out); err != nil {
+	y, err := gpu.Download[float32](e.Dev, out, n)
+	if err != nil {
 		return "", err
 	}
 	step := max(1, n/fuseCheckMax)
@@ -205,11 +198,11 @@ func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []g
 			v[j] = float64(in[j][i])
 		}
 		want := x.Eval(v)
-		got := float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		got := float64(y[i])
 		if math.IsNaN(want) && math.IsNaN(got) || got == want {
 			continue
 		}
-		if math.IsNaN(got) || math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
+		if math.IsNaN(got) || math.Abs(got-want) > TolFP32*math.Max(1, math.Abs(want)) {
 			return "", fmt.Errorf("lessons: fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
 		}
 	}
