@@ -116,13 +116,11 @@ func memory(s lessons.Size) lessons.Memory {
 
 // fcase is one problem on the GPU.
 type fcase struct {
-	env         *lessons.Env
-	n           int
-	a, b, c, y  gpu.DevicePtr
-	t1, t2      gpu.DevicePtr // intermediates of the unfused ways
-	want        []float64
-	runtime     gpu.Kernel
-	haveRuntime bool
+	env        *lessons.Env
+	n          int
+	a, b, c, y gpu.DevicePtr
+	t1, t2     gpu.DevicePtr // intermediates of the unfused ways
+	want       []float64
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
@@ -167,44 +165,40 @@ func reference(a, b, c float64) float64 { return 1 / (1 + math.Exp(-(a + b*c))) 
 // float4), the unfused ways as their chains, the runtime kernel
 // grid-stride, cuDNN's graph as one op.
 func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
-	n := int32(c.n)
-	one := func(k gpu.Kernel, threads int, ptrs ...gpu.DevicePtr) gpu.Op {
+	// one launches k with a thread for each of threads items and ptrs, then
+	// n, as its arguments.
+	one := func(k gpu.Kernel, threads, block int, ptrs ...gpu.DevicePtr) gpu.Op {
 		args := make([]gpu.Arg, 0, len(ptrs)+1)
 		for _, p := range ptrs {
 			args = append(args, gpu.Ptr(p))
 		}
-		return gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, 256)), Block: gpu.Dim(256), Args: append(args, gpu.Int32(n))}
+		return gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, block)), Block: gpu.Dim(block), Args: append(args, gpu.Int32(int32(c.n)))}
 	}
 	switch impl.Name {
 	case "fusion_v1":
-		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, block)), Block: gpu.Dim(block),
-			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int32(n)}}}, nil
+		return []gpu.Op{one(k, c.n, block, c.a, c.b, c.c, c.y)}, nil
 	case "fusion_v2":
-		threads := c.n/4 + 1 // a float4 each, and one more for the tail
-		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, block)), Block: gpu.Dim(block),
-			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int32(n)}}}, nil
+		return []gpu.Op{one(k, c.n/4+1, block, c.a, c.b, c.c, c.y)}, nil // a float4 each, and one more thread for the tail
 	case three, two:
 		ks, err := c.kernels(impl.Kernels)
 		if err != nil {
 			return nil, err
 		}
 		if impl.Name == three {
-			return []gpu.Op{one(ks[0], c.n, c.b, c.c, c.t1), one(ks[1], c.n, c.a, c.t1, c.t2), one(ks[2], c.n, c.t2, c.y)}, nil
+			return []gpu.Op{one(ks[0], c.n, 256, c.b, c.c, c.t1), one(ks[1], c.n, 256, c.a, c.t1, c.t2), one(ks[2], c.n, 256, c.t2, c.y)}, nil
 		}
-		return []gpu.Op{one(ks[0], c.n, c.a, c.b, c.c, c.t1), one(ks[1], c.n, c.t1, c.y)}, nil
+		return []gpu.Op{one(ks[0], c.n, 256, c.a, c.b, c.c, c.t1), one(ks[1], c.n, 256, c.t1, c.y)}, nil
 	case runtime:
-		if !c.haveRuntime {
-			e, err := fuse.Parse(expr)
-			if err != nil {
-				return nil, err
-			}
-			if c.runtime, err = c.env.Kernel(gpu.Source{Name: "fuse.cu", Code: e.Kernel("fused")}, "fused"); err != nil {
-				return nil, err
-			}
-			c.haveRuntime = true
+		e, err := fuse.Parse(expr)
+		if err != nil {
+			return nil, err
+		}
+		k, err := c.env.Kernel(gpu.Source{Name: "fuse.cu", Code: e.Kernel("fused")}, "fused") // compiled and loaded once, then cached
+		if err != nil {
+			return nil, err
 		}
 		grid := min(gpu.Blocks(c.n, 256), c.env.Dev.Info().TwoWaves(256)) // grid-stride
-		return []gpu.Op{gpu.Launch{Kernel: c.runtime, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
 			Args: []gpu.Arg{gpu.Ptr(c.a), gpu.Ptr(c.b), gpu.Ptr(c.c), gpu.Ptr(c.y), gpu.Int64(int64(c.n))}}}, nil
 	case cudnn:
 		e, err := fuse.Parse(expr)
