@@ -3,6 +3,7 @@ package cudnnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"cudarepl/fuse"
 	"cudarepl/gpu"
@@ -22,7 +23,7 @@ func (g *Graph) Expression(e *fuse.Expr, in []*Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("cudnnx: %s has %d inputs, not %d", e, len(e.Inputs()), len(in))
 	}
 	for _, t := range in[1:] {
-		if fmt.Sprint(t.t.Dims) != fmt.Sprint(in[0].t.Dims) {
+		if !slices.Equal(t.t.Dims, in[0].t.Dims) {
 			return nil, fmt.Errorf("cudnnx: %s: inputs %s %v and %s %v differ in shape", e, in[0].Name(), in[0].t.Dims, t.Name(), t.t.Dims)
 		}
 	}
@@ -63,12 +64,7 @@ func (b *exprBuilder) Apply(op string, args []value) (value, error) {
 		}
 		return value{c: float64(float32(fuse.Apply(op, x)))}, nil
 	}
-	g, rank := b.g, 0
-	for _, a := range args {
-		if a.t != nil {
-			rank = len(a.t.t.Dims)
-		}
-	}
+	g, rank := b.g, len(b.in[0].t.Dims) // every input has one shape
 	t := func(a value) *Tensor {
 		if a.t != nil {
 			return a.t

@@ -239,7 +239,12 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 	}
 	given := env.Sizes
 	defer func() { env.Sizes = given }()
-	done := map[string]bool{} // the problem, impls and numbers of a size of each sweep run
+	type sweepKey struct {
+		p     *Problem
+		impls string
+		n     int
+	}
+	done := map[sweepKey]bool{} // the sweeps run: their problem, impls and numbers in a size
 	var first error
 	for i := range l.Steps {
 		sw, ok := l.sizeSweep(i)
@@ -253,7 +258,7 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 				mine = append(mine, s)
 			}
 		}
-		key := fmt.Sprint(sw.Problem, sw.Impls, n)
+		key := sweepKey{sw.Problem, strings.Join(sw.Impls, "\x00"), n}
 		if len(mine) == 0 || done[key] {
 			continue
 		}
