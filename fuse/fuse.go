@@ -30,10 +30,9 @@ type Expr struct {
 
 // node is one operation, number or input of the expression tree.
 type node struct {
-	op   string  // "num", "in", "+", "-", "*", "/", "neg", a function's name, or "code"
+	op   string  // "num", "in", "+", "-", "*", "/", "neg", or a function's name
 	num  float64 // for "num"
 	in   int     // for "in": the index in Expr.inputs
-	code string  // for "code": a fragment of CUDA C, as Unfused writes its kernels
 	args []*node
 }
 
@@ -387,22 +386,31 @@ func (e *Expr) Kernel(name string) string {
 
 func (n *node) cuda() string {
 	switch n.op {
-	case "code":
-		return n.code
 	case "num":
 		return cudaFloat(n.num)
 	case "in":
 		return fmt.Sprintf("v%d", n.in)
-	case "neg":
-		return "(-" + n.args[0].cuda() + ")"
-	case "+", "-", "*", "/":
-		return "(" + n.args[0].cuda() + " " + n.op + " " + n.args[1].cuda() + ")"
 	}
-	args := make([]any, len(n.args))
+	args := make([]string, len(n.args))
 	for i, a := range n.args {
 		args[i] = a.cuda()
 	}
-	return fmt.Sprintf(functions[n.op].cuda, args...)
+	return cudaOp(n.op, args)
+}
+
+// cudaOp writes op applied to operands, fp32 CUDA C each.
+func cudaOp(op string, operands []string) string {
+	switch op {
+	case "neg":
+		return "(-" + operands[0] + ")"
+	case "+", "-", "*", "/":
+		return "(" + operands[0] + " " + op + " " + operands[1] + ")"
+	}
+	args := make([]any, len(operands))
+	for i, o := range operands {
+		args[i] = o
+	}
+	return fmt.Sprintf(functions[op].cuda, args...)
 }
 
 // cudaFloat writes v as an fp32 literal: "2.0f", "1e-05f".
@@ -457,6 +465,15 @@ type Stage struct {
 // Bytes is what the stage moves for each element, fp32.
 func (s Stage) Bytes() int { return 4 * (len(s.Reads) + 1) }
 
+// StagesBytes is what stages move for each element, all together.
+func StagesBytes(stages []Stage) int {
+	b := 0
+	for _, s := range stages {
+		b += s.Bytes()
+	}
+	return b
+}
+
 // Unfused returns the source of one kernel per operation of the
 // expression, named prefix0, prefix1…, each of the form
 //
@@ -492,7 +509,7 @@ func (e *Expr) Unfused(prefix string) (string, []Stage) {
 			st.Reads = append(st.Reads, name)
 		}
 		st.Kernel, st.Writes = fmt.Sprintf("%s%d", prefix, len(stages)), fmt.Sprintf("t%d", len(stages)) // after its operands' stages
-		writeStage(&b, st, (&node{op: n.op, args: literals(args)}).cuda())
+		writeStage(&b, st, cudaOp(n.op, args))
 		stages = append(stages, st)
 		return st.Writes, true
 	}
@@ -519,15 +536,6 @@ func writeStage(b *strings.Builder, st Stage, value string) {
 	b.WriteString("float* __restrict__ out, long long n) {\n")
 	b.WriteString("    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)\n")
 	fmt.Fprintf(b, "        out[i] = %s;\n}\n\n", value)
-}
-
-// literals wraps code fragments as nodes that print as themselves.
-func literals(code []string) []*node {
-	out := make([]*node, len(code))
-	for i, c := range code {
-		out[i] = &node{op: "code", code: c}
-	}
-	return out
 }
 
 // constant reports whether the node involves no input, and its value then,

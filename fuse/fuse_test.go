@@ -183,11 +183,10 @@ func TestUnfused(t *testing.T) {
 		}
 		src, stages := e.Unfused("u")
 		var got []string
-		bytes := 0
 		for _, s := range stages {
 			got = append(got, s.Kernel+" "+s.Op+" "+strings.Join(s.Reads, ",")+" → "+s.Writes)
-			bytes += s.Bytes()
 		}
+		bytes := StagesBytes(stages)
 		if strings.Join(got, "; ") != tc.stages || bytes != tc.bytes {
 			t.Errorf("%s: stages %q, %d bytes; want %q, %d", tc.src, strings.Join(got, "; "), bytes, tc.stages, tc.bytes)
 		}

@@ -40,11 +40,10 @@ func (e *Env) Fuse(expr string, n int) error {
 	e.printf("%s\n%s", fused, unfused)
 	ways := &Table{Headers: []string{"way", "kernel", "operation", "reads", "writes", "bytes/element"},
 		Right: []bool{false, false, false, false, false, true}}
-	unfusedBytes := 0
 	for _, s := range stages {
 		ways.add("unfused", s.Kernel, s.Op, strings.Join(s.Reads, " "), s.Writes, fmt.Sprint(s.Bytes()))
-		unfusedBytes += s.Bytes()
 	}
+	unfusedBytes := fuse.StagesBytes(stages)
 	ways.add("fused", "fused", "all", strings.Join(inputNames(x), " "), "out", fmt.Sprint(x.BytesPerElement()))
 	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
 		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",

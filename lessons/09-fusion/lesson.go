@@ -270,10 +270,7 @@ func atRunTime(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 		return err
 	}
 	_, stages := e.Unfused("step")
-	moved := 0
-	for _, s := range stages {
-		moved += s.Bytes()
-	}
+	moved := fuse.StagesBytes(stages)
 	fmt.Fprintf(env.Out, "%s\nUnfused, %s is %d kernels moving %d bytes an element; fused, one moving %d.\n"+
 		"No GPU here: 'fuse %s' compiles and times both on one, and the sweep above shows this kernel as %q.\n",
 		e.Kernel("fused"), expr, len(stages), moved, e.BytesPerElement(), expr, runtime)
