@@ -76,14 +76,13 @@ func memory(s lessons.Size) lessons.Memory {
 
 // acase is one attention problem on the GPU, with the chain's kernels.
 type acase struct {
-	a     lessons.AttnShape
 	buf   *lessons.AttnBuffers
 	chain *lessons.AttnChain
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	a := lessons.AttnOf(s)
-	c := &acase{a: a}
+	c := &acase{}
 	var err error
 	if c.buf, err = lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1|boolBit(a.Causal)).Upload(env.Dev); err != nil {
 		return nil, err
