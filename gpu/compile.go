@@ -44,6 +44,7 @@ type Image struct {
 	Arch    string
 	NVRTC   string // NVRTC version that compiled it
 	CUBIN   []byte
+	PTX     string // the PTX NVRTC assembled CUBIN from: the instructions as the compiler wrote them
 	Log     string // NVRTC's log, warnings and the ptxas report included
 	Kernels []KernelResources
 	Cached  bool              // read from the disk cache rather than compiled now
@@ -99,10 +100,12 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 
 	dir := cacheDir()
 	if !opt.NoCache && dir != "" {
-		if cubin, err := os.ReadFile(filepath.Join(dir, img.Key+".cubin")); err == nil {
+		cubin, err := os.ReadFile(filepath.Join(dir, img.Key+".cubin"))
+		ptx, perr := os.ReadFile(filepath.Join(dir, img.Key+".ptx"))
+		if err == nil && perr == nil {
 			log, _ := os.ReadFile(filepath.Join(dir, img.Key+".log"))
 			names, _ := os.ReadFile(filepath.Join(dir, img.Key+".names"))
-			img.CUBIN, img.Log, img.Cached = cubin, string(log), true
+			img.CUBIN, img.PTX, img.Log, img.Cached = cubin, string(ptx), string(log), true
 			img.Kernels = parsePtxasLog(img.Log)
 			img.Lowered = parseLowered(string(names))
 			if len(img.Lowered) == len(opt.Names) {
@@ -110,15 +113,17 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 			}
 		}
 	}
-	img.CUBIN, img.Log, img.Lowered, err = n.compile(src.Name, src.Code, opts, opt.Names)
+	c, err := n.compile(src.Name, src.Code, opts, opt.Names)
 	if err != nil {
 		return nil, err
 	}
+	img.CUBIN, img.PTX, img.Log, img.Lowered = c.cubin, c.ptx, c.log, c.lowered
 	img.Kernels = parsePtxasLog(img.Log)
 	if dir != "" {
 		// A cache that cannot be written only costs a compile next time.
 		_ = writeFileAtomic(filepath.Join(dir, img.Key+".log"), []byte(img.Log))
 		_ = writeFileAtomic(filepath.Join(dir, img.Key+".names"), []byte(formatLowered(img.Lowered)))
+		_ = writeFileAtomic(filepath.Join(dir, img.Key+".ptx"), []byte(img.PTX))
 		_ = writeFileAtomic(filepath.Join(dir, img.Key+".cubin"), img.CUBIN)
 	}
 	return img, nil

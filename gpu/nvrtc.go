@@ -84,16 +84,25 @@ func (n *nvrtcAPI) check(r int32, call string) error {
 
 // compile runs NVRTC on src and returns the CUBIN and the log, and for
 // each of exprs (a C++ kernel's name) the symbol NVRTC gave it.
-func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (cubin []byte, log string, lowered map[string]string, err error) {
+// compiled is what one NVRTC compile gives back.
+type compiled struct {
+	cubin   []byte
+	ptx     string // the PTX the CUBIN was assembled from
+	log     string
+	lowered map[string]string
+}
+
+func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, error) {
+	var out compiled
 	defer keepSignalHandlers()()
 	var prog uintptr
 	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
-		return nil, "", nil, err
+		return out, err
 	}
 	defer n.nvrtcDestroyProgram(&prog)
 	for _, e := range exprs {
 		if err := n.check(n.nvrtcAddNameExpression(prog, e), "nvrtcAddNameExpression "+e); err != nil {
-			return nil, "", nil, err
+			return out, err
 		}
 	}
 
@@ -113,34 +122,40 @@ func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (cubin []byte
 	if n.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1 {
 		buf := make([]byte, logSize)
 		if n.nvrtcGetProgramLog(prog, &buf[0]) == 0 {
-			log = strings.TrimRight(string(buf[:logSize-1]), "\n")
+			out.log = strings.TrimRight(string(buf[:logSize-1]), "\n")
 		}
 	}
 	if res != 0 {
-		return nil, log, nil, newCompileError(name, log, n.check(res, "nvrtcCompileProgram"))
+		return out, newCompileError(name, out.log, n.check(res, "nvrtcCompileProgram"))
 	}
 	var size uint64
 	if err := n.check(n.nvrtcGetCUBINSize(prog, &size), "nvrtcGetCUBINSize"); err != nil {
-		return nil, log, nil, err
+		return out, err
 	}
 	if size == 0 {
-		return nil, log, nil, fmt.Errorf("gpu: nvrtc: %s: no CUBIN produced (was a virtual architecture compute_XX given?)", name)
+		return out, fmt.Errorf("gpu: nvrtc: %s: no CUBIN produced (was a virtual architecture compute_XX given?)", name)
 	}
-	cubin = make([]byte, size)
-	if err := n.check(n.nvrtcGetCUBIN(prog, &cubin[0]), "nvrtcGetCUBIN"); err != nil {
-		return nil, log, nil, err
+	out.cubin = make([]byte, size)
+	if err := n.check(n.nvrtcGetCUBIN(prog, &out.cubin[0]), "nvrtcGetCUBIN"); err != nil {
+		return out, err
+	}
+	if n.nvrtcGetPTXSize(prog, &size) == 0 && size > 1 {
+		buf := make([]byte, size)
+		if n.nvrtcGetPTX(prog, &buf[0]) == 0 {
+			out.ptx = string(buf[:size-1])
+		}
 	}
 	if len(exprs) > 0 {
-		lowered = map[string]string{}
+		out.lowered = map[string]string{}
 	}
 	for _, e := range exprs {
 		var p *byte
 		if err := n.check(n.nvrtcGetLoweredName(prog, e, &p), "nvrtcGetLoweredName "+e); err != nil {
-			return nil, log, nil, err
+			return out, err
 		}
-		lowered[e] = goString(p)
+		out.lowered[e] = goString(p)
 	}
-	return cubin, log, lowered, nil
+	return out, nil
 }
 
 // CompileError is a CUDA C source that NVRTC rejected. Error gives the first

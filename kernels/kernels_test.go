@@ -83,8 +83,12 @@ func TestVectorAddLadder(t *testing.T) {
 	}
 }
 
+// spillsOnPurpose are the kernels that show what spilling costs.
+var spillsOnPurpose = map[string]bool{"copy_deep_bounded": true}
+
 // TestCompileAll compiles every shipped file with NVRTC, where it exists,
-// and checks that ptxas reported every kernel and none spills.
+// and checks that ptxas reported every kernel and that none spills but
+// those meant to.
 func TestCompileAll(t *testing.T) {
 	if _, err := gpu.NVRTCVersion(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
@@ -101,7 +105,9 @@ func TestCompileAll(t *testing.T) {
 			k, ok := img.Kernel(name)
 			if !ok {
 				t.Errorf("%s: ptxas reported nothing for %s", f, name)
-			} else if k.SpillStores > 0 {
+			} else if spillsOnPurpose[name] && k.SpillStores == 0 {
+				t.Errorf("%s: %s is meant to show spilling, but spills nothing", f, name)
+			} else if k.SpillStores > 0 && !spillsOnPurpose[name] {
 				t.Errorf("%s: %s spills %d bytes", f, name, k.SpillStores)
 			}
 		}

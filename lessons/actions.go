@@ -59,7 +59,7 @@ func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		env.printf("\n")
 	}
 	if cerr != nil {
-		env.notCompiled(cerr)
+		env.NotCompiled(cerr)
 	}
 	return nil
 }
@@ -85,6 +85,10 @@ func firstLine(s string) string {
 type CheckStep struct {
 	Impls   []string // nil checks every impl of the problem
 	Problem *Problem // nil: the lesson's
+	// More are further problems the step checks, every impl of each,
+	// after Problem: a lesson whose sweeps measure several problems checks
+	// them all in its one check step.
+	More []*Problem
 }
 
 // problemOf is override, else the lesson's problem.
@@ -107,8 +111,29 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	if err != nil {
 		return err
 	}
+	first := a.check(env, l, step, p, len(a.More) > 0, true)
+	for _, more := range a.More {
+		env.printf("\n")
+		if err := (CheckStep{Problem: more}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
+			first = err
+		}
+		if errors.Is(first, ErrStopped) {
+			break
+		}
+	}
+	return first
+}
+
+// check checks p, or shows its recorded checks in replay: those of step,
+// only p's own impls' where the step checks several problems (shared),
+// and then what the kernels compile to here if compile is set (once for
+// problems whose kernels share a file).
+func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
 	if !env.Live() {
 		rs := l.recorded.Filter(step, "check")
+		if shared {
+			rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
+		}
 		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
 			for _, r := range l.recorded.Results {
 				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
@@ -116,8 +141,14 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 				}
 			}
 		}
+		if shared {
+			env.printf("%s:\n", p.Name)
+		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
 		env.showChecks(p, rs)
+		if !compile {
+			return nil
+		}
 		return compileOnly(env, l, p)
 	}
 	impls, err := a.impls(p)
@@ -175,13 +206,17 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 	}
 	img, err := env.Compile(src)
 	if errors.Is(err, gpu.ErrNoGPU) {
-		env.notCompiled(err)
+		env.NotCompiled(err)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
+	width := 16
+	for _, name := range kernels.Names(src) {
+		width = max(width, len(name))
+	}
 	for _, name := range kernels.Names(src) {
 		k, ok := img.Kernel(name)
 		if !ok {
@@ -189,10 +224,10 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 		}
 		body, _ := kernels.Function(src, name)
 		if need := featureArch(body); need != "" && img.Arch != need {
-			env.printf("  %-16s left out: its body needs %s\n", name, need)
+			env.printf("  %-*s left out: its body needs %s\n", width, name, need)
 			continue
 		}
-		env.printf("  %-16s %s\n", k.Name, resourceLine(k))
+		env.printf("  %-*s %s\n", width, k.Name, resourceLine(k))
 	}
 	return nil
 }
@@ -456,7 +491,8 @@ func slug(s string) string {
 }
 
 // LadderBars draws each kernel's throughput as a share of the library
-// impl's at the largest size measured; ok is false without a library result.
+// impl's at the largest size measured, or of the measured ceiling where the
+// problem has no library impl; ok is false with neither.
 func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
 	rs = measuredOnly(rs)
 	if len(rs) == 0 {
@@ -473,6 +509,16 @@ func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
 	for i, r := range rs {
 		if im, _ := p.impl(r.Variant); im.Library && Size(r.Dims).String() == size {
 			lib = &rs[i]
+		}
+	}
+	if lib == nil {
+		// No library: measure against the ceiling measured beside the
+		// kernels (the copy, for a memory-bound problem).
+		for _, r := range rs {
+			if r.Ceiling > 0 && Size(r.Dims).String() == size {
+				lib = &Result{Variant: r.CeilingName, Throughput: r.Ceiling, Unit: r.Unit, GPU: r.GPU}
+				break
+			}
 		}
 	}
 	if lib == nil || lib.Throughput == 0 {

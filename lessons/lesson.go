@@ -242,6 +242,9 @@ func (l *Lesson) Problems() []*Problem {
 		switch a := s.Action.(type) {
 		case CheckStep:
 			add(a.Problem)
+			for _, p := range a.More {
+				add(p)
+			}
 		case Sweep:
 			add(a.Problem)
 		}

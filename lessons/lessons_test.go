@@ -85,6 +85,34 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestCompareMove(t *testing.T) {
+	nan := float32(math.NaN())
+	src := []float32{10, 11, 12, 13, 14, 15}
+	transposed := func(i int) int { return i%2*3 + i/2 } // a 2×3 matrix read as its 3×2 transpose
+	tests := []struct {
+		desc    string
+		got     []float32
+		wantErr string
+	}{
+		{"moved", []float32{10, 13, 11, 14, 12, 15}, ""},
+		{"one wrong", []float32{10, 13, 11, 14, 15, 12}, "check: out[2,0] = 15, want 12 (|diff| 3 > tol 0); 2 of 6 differ"},
+		{"unwritten (NaN)", []float32{10, 13, nan, 14, 12, 15}, "check: out[1,0] = NaN, want 11 (not finite"},
+		{"negative zero", []float32{10, 13, 11, 14, 12, float32(math.Copysign(0, -1))}, "check: out[2,1] = -0, want 15"},
+	}
+	for _, tt := range tests {
+		_, err := CompareMove("out", tt.got, src, transposed, []int{3, 2})
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("%s: CompareMove = %v, want nil", tt.desc, err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+			t.Errorf("%s: CompareMove = %v\nwant prefix %q", tt.desc, err, tt.wantErr)
+		}
+	}
+}
+
 func TestCompareNorm(t *testing.T) {
 	want := []float64{1, 2, 3, 4}
 	if st, err := CompareNorm("C", []float32{1.001, 2, 3, 4}, want, nil, 1e-3); err != nil || st.MaxRelErr > 1e-3 {

@@ -117,7 +117,16 @@ func TestLadderBars(t *testing.T) {
 		t.Errorf("LadderBars = %+v, %v; want v1 10%%, v2 60%% in ladder order", b, ok)
 	}
 	if _, ok := LadderBars(p, rs[:3]); ok {
-		t.Error("LadderBars without a library result claims to have bars")
+		t.Error("LadderBars without a library result or a ceiling claims to have bars")
+	}
+	// No library impl: the ceiling measured beside the kernels is 100%.
+	copied := []Result{
+		{Variant: "v1", Dims: []int{4096}, Throughput: 500, Unit: "GB/s", GPU: "G", MedianMs: 1, Ceiling: 2000, CeilingName: "copy"},
+		{Variant: "v2", Dims: []int{4096}, Throughput: 1800, Unit: "GB/s", GPU: "G", MedianMs: 1, Ceiling: 2000, CeilingName: "copy"},
+	}
+	b, ok = LadderBars(&Problem{Name: "t", Impls: p.Impls[:2]}, copied)
+	if !ok || b.YLabel != "% of copy" || b.Series[0].Values[0] != 25 || b.Series[0].Values[1] != 90 {
+		t.Errorf("LadderBars against the copy = %+v, %v; want v1 25%%, v2 90%% of copy", b, ok)
 	}
 }
 

@@ -1,0 +1,278 @@
+// Package memaccess is lesson 4: how the order and width of a kernel's
+// memory accesses decide its speed: strided reads, arrays of structs
+// against structs of arrays, bytes in flight (float4, __restrict__,
+// __launch_bounds__), and a transpose staged through shared memory.
+package memaccess
+
+import (
+	"embed"
+	"fmt"
+	"math/rand/v2"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+//go:embed lesson.md
+var markdown string
+
+//go:embed exercise.cu
+var starter string
+
+//go:embed results
+var results embed.FS
+
+//go:embed testdata
+var testdata embed.FS
+
+// guardElems is the room behind each output, poisoned, where a kernel
+// that ignores its bounds would write.
+const guardElems = 1024
+
+// The benchmarks' sizes: big enough that nothing stays in the 50 MB L2.
+const (
+	strideN   = 1 << 24 // floats read by the stride sweep: 64 MiB
+	inflightN = 1 << 26 // floats copied by the bytes-in-flight sweep: 256 MiB
+)
+
+// copyKernels are the copies of the bytes-in-flight steps, in the order
+// the lesson brings them in.
+var copyKernels = []string{"copy_scalar", "copy_unrolled", "copy_restrict", "copy_float4", "copy_float4_restrict", "copy_deep", "copy_deep_bounded"}
+
+func init() {
+	var strides []lessons.Size
+	for s := 1; s <= 32; s *= 2 {
+		strides = append(strides, lessons.Size{strideN, s})
+	}
+	var particles []lessons.Size
+	for k := 16; k <= 24; k += 2 {
+		particles = append(particles, lessons.Size{1 << k})
+	}
+	var perSM []lessons.Size
+	for b := 1; b <= 16; b *= 2 {
+		perSM = append(perSM, lessons.Size{inflightN, b})
+	}
+	var squares []lessons.Size
+	for n := 1024; n <= 8192; n *= 2 {
+		squares = append(squares, lessons.Size{n, n})
+	}
+	stride, aos, inflight := strideProblem(), particleProblem(), inflightProblem()
+	lessons.Register(lessons.Def{
+		Number: 4, Slug: "memory-access", Markdown: markdown, Kernels: "memory_access.cu", Problem: transposeProblem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Starter: starter,
+			Task: "Stage the block's 32 × 32 tile in shared memory, so that the reads of in and the writes of out both go along rows.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "solution.cu", Sanitize: "racecheck"},
+			{File: "conflicted.cu"}, // correct, so it passes: the bench shows what its bank conflicts cost
+			{File: "no_sync.cu", Sanitize: "racecheck", Want: "hazard on shared memory"},
+			{File: "swapped.cu", Want: "check: out["},
+		},
+		Actions: map[string]lessons.Action{
+			"Coalescing": lessons.ShowKernel{Names: []string{"read_stride"}},
+			"Stride": lessons.Sweep{Title: "Strided reads, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
+				Problem: stride, Sizes: strides, XDim: 1},
+			"Arrays of structs": lessons.ShowKernel{Names: []string{"advance_aos", "advance_soa"}},
+			"Structs of arrays": lessons.Sweep{Title: "x + vx·dt: array of structs against struct of arrays", XLabel: "particles (n)",
+				Problem: aos, Sizes: particles},
+			"Bytes in flight":                lessons.ShowKernel{Names: []string{"copy_scalar", "copy_float4"}},
+			"Restrict":                       lessons.ShowKernel{Names: []string{"copy_unrolled", "copy_restrict", "copy_float4_restrict"}},
+			"Launch bounds":                  lessons.ShowKernel{Names: []string{"copy_deep", "copy_deep_bounded"}},
+			"What the compiler made of them": lessons.Run{Name: "measure", F: compiled},
+			"Latency and occupancy": lessons.Sweep{Title: "Copies with few threads, 2²⁶ floats", XLabel: "blocks of 256 threads per SM (grid = blocks × SMs)",
+				Problem: inflight, Sizes: perSM, XDim: 1},
+			"Transpose":               lessons.ShowKernel{Names: []string{"transpose_v1"}},
+			"A tile in shared memory": lessons.ShowKernel{Names: []string{"transpose_v2"}},
+			"Bank conflicts":          lessons.ShowKernel{Names: []string{"transpose_v3", "transpose_v4"}},
+			"Check":                   lessons.CheckStep{More: []*lessons.Problem{stride, aos, inflight}},
+			"Against the copy": lessons.Sweep{Title: "Transpose, fp32", XLabel: "matrix size (square, one side)",
+				Sizes: squares, Ladder: true},
+			"Exercise": lessons.ExerciseStep{},
+		},
+	})
+}
+
+// moveWork is what a kernel that reads n floats and writes n moves: 8n
+// bytes.
+func moveWork(n int) float64 { return 8 * float64(n) }
+
+// moveMemory is an input of n floats and an output of n with its guard,
+// on the device, and on the host the input and the output read back.
+func moveMemory(n int) lessons.Memory {
+	b := 4 * int64(2*n+guardElems)
+	return lessons.Memory{Device: b, Host: b}
+}
+
+func strideProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "strided read", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1, 1}, {3, 3}, {1000, 8}, {4096, 32}, {33 * 31, 31}, {1<<20 + 7, 1}},
+		Impls: []lessons.Impl{{Name: "read_stride", Summary: "y read in order, x read down the columns of a rows × stride matrix",
+			Requires: func(s lessons.Size) error {
+				if s[0]%s[1] != 0 {
+					return fmt.Errorf("n = %d is not a multiple of the stride %d", s[0], s[1])
+				}
+				return nil
+			}}},
+		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+			rows, stride := s[0]/s[1], s[1]
+			return setupMove(env, s, s[0], "y", []int{s[0]}, func(i int) int { return i%rows*stride + i/rows })
+		},
+		Memory:    func(s lessons.Size) lessons.Memory { return moveMemory(s[0]) },
+		Work:      func(s lessons.Size) float64 { return moveWork(s[0]) },
+		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d stride %d", s[0], s[1]) },
+	}
+}
+
+func inflightProblem() *lessons.Problem {
+	p := &lessons.Problem{
+		Name: "copy, bytes in flight", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1, 1}, {3, 1}, {1000, 2}, {4099, 1}, {1<<20 + 7, 4}, {1 << 20, 16}},
+		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+			return setupMove(env, s, s[0], "y", []int{s[0]}, func(i int) int { return i })
+		},
+		Memory:    func(s lessons.Size) lessons.Memory { return moveMemory(s[0]) },
+		Work:      func(s lessons.Size) float64 { return moveWork(s[0]) },
+		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d, %d blocks/SM", s[0], s[1]) },
+	}
+	summaries := map[string]string{
+		"copy_scalar":          "a float a load: 4 bytes in flight a thread",
+		"copy_unrolled":        "four a trip, written out; x and y may overlap, so still 4 bytes",
+		"copy_restrict":        "copy_unrolled with __restrict__: four loads before four stores, 16 bytes",
+		"copy_float4":          "a float4 a load: 16 bytes from one instruction",
+		"copy_float4_restrict": "four float4 loads before their stores: 64 bytes",
+		"copy_deep":            "eight float4 loads, ordered by hand: 128 bytes, 32 registers for them",
+		"copy_deep_bounded":    "copy_deep with __launch_bounds__(256, 8): 32 registers a thread in all",
+	}
+	for _, name := range copyKernels {
+		p.Impls = append(p.Impls, lessons.Impl{Name: name, Summary: summaries[name]})
+	}
+	return p
+}
+
+func particleProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "x + vx·dt", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1}, {3}, {1000}, {4099}, {1<<20 + 7}},
+		Impls: []lessons.Impl{
+			{Name: "advance_aos", Summary: "from an array of 24-byte structs: a warp loads 768 bytes to use 256"},
+			{Name: "advance_soa", Summary: "from a struct of arrays: every byte loaded is used"},
+		},
+		Setup: setupParticles,
+		// The struct array, x and vx again as arrays, and the output;
+		// on the host the same, and the output read back.
+		Memory: func(s lessons.Size) lessons.Memory {
+			b := 4 * int64(6*s[0]+2*s[0]+s[0]+guardElems)
+			return lessons.Memory{Device: b, Host: b}
+		},
+		// GB/s counts what the kernel needs: x and vx read, x' written.
+		Work: func(s lessons.Size) float64 { return 12 * float64(s[0]) },
+	}
+}
+
+func transposeProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "transpose", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: []lessons.Size{{1, 1}, {1, 7}, {3, 5}, {33, 31}, {100, 257}, {1000, 999}, {4099, 17}, {2048, 2048}},
+		Impls:      lessons.LadderImpls("memory_access.cu"),
+		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+			rows, cols := s[0], s[1] // out is cols × rows
+			return setupMove(env, s, rows*cols, "out", []int{cols, rows}, func(i int) int { return i%rows*cols + i/rows })
+		},
+		Memory:    func(s lessons.Size) lessons.Memory { return moveMemory(s[0] * s[1]) },
+		Work:      func(s lessons.Size) float64 { return moveWork(s[0] * s[1]) },
+		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("%d × %d", s[0], s[1]) },
+	}
+}
+
+// randomFloats is n floats in [-1, 1), the same for the same seed.
+func randomFloats(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 4))
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(2*r.Float64() - 1)
+	}
+	return out
+}
+
+// mcase is a problem whose kernels only move floats: y[i] = x[from(i)].
+type mcase struct {
+	env  *lessons.Env
+	size lessons.Size
+	x    []float32
+	dx   gpu.DevicePtr
+	dy   gpu.DevicePtr
+	n    int // elements of x and of y, before y's guard
+
+	name string        // y's name in a failed check
+	dims []int         // y's shape in a failed check
+	from func(int) int // where y[i] comes from in x
+}
+
+// setupMove uploads n random floats for size s of a problem whose kernels
+// move x[from(i)] to y[i], y being called name and shaped dims.
+func setupMove(env *lessons.Env, s lessons.Size, n int, name string, dims []int, from func(int) int) (lessons.Case, error) {
+	c := &mcase{env: env, size: s, x: randomFloats(n, uint64(n)), n: n, name: name, dims: dims, from: from}
+	var err error
+	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
+		return nil, err
+	}
+	if c.dy, err = env.Dev.Alloc(4 * int64(n+guardElems)); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops launches impl: the stride read a column a blockIdx.y; the copies on
+// size[1] blocks an SM, grid-stride; the transposes a 32 × 32 tile a block
+// of 32 × 8 threads.
+func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	x, y := gpu.Ptr(c.dx), gpu.Ptr(c.dy)
+	switch {
+	case impl.Name == "read_stride":
+		n, stride := c.size[0], c.size[1]
+		rows := n / stride
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(rows, block), stride), Block: gpu.Dim(block),
+			Args: []gpu.Arg{x, y, gpu.Int32(int32(rows)), gpu.Int32(int32(stride))}}}, nil
+	case isCopy(impl.Name):
+		grid := c.size[1] * c.env.Dev.Info().SMs
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(grid), Block: gpu.Dim(block), Args: []gpu.Arg{x, y, gpu.Int32(int32(c.size[0]))}}}, nil
+	default: // a transpose
+		rows, cols := c.size[0], c.size[1]
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(cols, 32), gpu.Blocks(rows, 32)), Block: gpu.Dim(32, 8),
+			Args: []gpu.Arg{x, y, gpu.Int32(int32(rows)), gpu.Int32(int32(cols))}}}, nil
+	}
+}
+
+func isCopy(name string) bool {
+	for _, k := range copyKernels {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *mcase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dy, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.n + guardElems)})
+}
+
+// Check compares y with the elements of x the kernel should have moved
+// there, bit for bit, then checks that nothing was written past its end.
+func (c *mcase) Check() (lessons.CheckStats, error) {
+	got, err := gpu.Download[float32](c.env.Dev, c.dy, c.n+guardElems)
+	if err != nil {
+		return lessons.CheckStats{}, err
+	}
+	st, err := lessons.CompareMove(c.name, got[:c.n], c.x, c.from, c.dims)
+	if err != nil {
+		return st, err
+	}
+	return st, lessons.PastTheEnd(c.name, got[c.n:], c.n)
+}
+
+func (c *mcase) Free() { c.env.FreeAll(c.dx, c.dy) }
