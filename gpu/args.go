@@ -54,12 +54,13 @@ const (
 	ArgFloat64
 	ArgPtr
 	ArgTensorMap // a CUtensorMap (128 bytes), see TensorMap
+	ArgSlot      // a device pointer read from a slot at launch, see SlotPtr
 )
 
 var argKindNames = map[ArgKind]string{
 	ArgInt32: "int", ArgUint32: "unsigned", ArgInt64: "long long",
 	ArgFloat32: "float", ArgFloat64: "double", ArgPtr: "pointer",
-	ArgTensorMap: "CUtensorMap",
+	ArgTensorMap: "CUtensorMap", ArgSlot: "pointer (slot)",
 }
 
 func (k ArgKind) String() string {
@@ -106,6 +107,11 @@ func Float64(v float64) Arg { return Arg{Kind: ArgFloat64, Bits: math.Float64bit
 // Ptr is a device pointer argument.
 func Ptr(p DevicePtr) Arg { return Arg{Kind: ArgPtr, Bits: uint64(p)} }
 
+// SlotPtr is a device pointer argument whose value is whatever slot i
+// holds when the launch is enqueued: memory an AllocSlot op allocated
+// earlier in the same ops.
+func SlotPtr(i int) Arg { return Arg{Kind: ArgSlot, Bits: uint64(i)} }
+
 func (a Arg) String() string {
 	switch a.Kind {
 	case ArgInt32:
@@ -120,6 +126,8 @@ func (a Arg) String() string {
 		return fmt.Sprint(math.Float64frombits(a.Bits))
 	case ArgPtr:
 		return fmt.Sprintf("%#x", a.Bits)
+	case ArgSlot:
+		return fmt.Sprintf("slot %d", a.Bits)
 	case ArgTensorMap:
 		if a.Map != nil {
 			return a.Map.String()

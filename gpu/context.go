@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -29,7 +30,9 @@ type Context struct {
 	kernels  map[kernelKey]uintptr // → CUfunction
 	maxDyn   map[uintptr]int       // dynamic shared memory a kernel was opened up to
 	host     map[HostPtr]hostAlloc
-	graphs   map[uint64]uintptr // CUgraphExec → CUgraph
+	graphs   map[uint64]*graphRec // by its CUgraphExec
+	allocs   map[DevicePtr]int64  // live cuMemAlloc allocations and their sizes, to know what a graph uses
+	slots    map[int]DevicePtr    // AllocSlot's allocations, by slot
 	blas     *blasHandle
 	lt       *ltHandle
 	libState map[string]any    // per Library, see LibContext.State
@@ -55,7 +58,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]uintptr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)
@@ -159,7 +162,10 @@ func (c *Context) release() {
 	c.closeLibs()
 	for exec, g := range c.graphs {
 		d.cuGraphExecDestroy(uintptr(exec))
-		d.cuGraphDestroy(g)
+		d.cuGraphDestroy(g.graph)
+	}
+	for _, p := range c.slots {
+		d.cuMemFree(uint64(p))
 	}
 	for p, h := range c.host {
 		c.freeHost(p, h)
@@ -236,7 +242,11 @@ func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
 	}
 	var p uint64
 	err := c.do(func() error {
-		return c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes", bytes))
+		if err := c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes", bytes)); err != nil {
+			return err
+		}
+		c.allocs[DevicePtr(p)] = bytes
+		return nil
 	})
 	return DevicePtr(p), err
 }
@@ -244,7 +254,16 @@ func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
 // Free releases memory from Alloc (cuMemFree_v2).
 func (c *Context) Free(p DevicePtr) error {
 	return c.do(func() error {
-		return c.d.check(c.d.cuMemFree(uint64(p)), "cuMemFree_v2", fmt.Sprintf("%#x", uint64(p)))
+		if err := c.d.check(c.d.cuMemFree(uint64(p)), "cuMemFree_v2", fmt.Sprintf("%#x", uint64(p))); err != nil {
+			return err
+		}
+		delete(c.allocs, p)
+		for _, g := range c.graphs {
+			if g.freed == 0 && slices.Contains(g.uses, p) {
+				g.freed = p // its kernels would now read or write whatever is allocated there next
+			}
+		}
+		return nil
 	})
 }
 

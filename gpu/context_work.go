@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // CUfunction_attribute values, from cuda.h.
@@ -114,52 +115,195 @@ func (c *Context) Run(ops ...Op) error {
 	})
 }
 
+// graphRec is a graph Capture made: its CUgraph, the device allocations
+// its ops name, and the first of them freed since (0 while none is).
+type graphRec struct {
+	graph uintptr
+	uses  []DevicePtr
+	freed DevicePtr
+}
+
 // Capture records ops into a CUDA graph and instantiates it.
 func (c *Context) Capture(ops ...Op) (Graph, error) {
 	var g Graph
 	err := c.do(func() error {
-		d := c.d
-		run, done, err := c.prepare(ops)
+		t0 := time.Now()
+		graph, err := c.record(ops)
 		if err != nil {
 			return err
 		}
-		defer done()
-		const captureThreadLocal = 1
-		if err := d.check(d.cuStreamBeginCapture(c.stream, captureThreadLocal), "cuStreamBeginCapture_v2", ""); err != nil {
-			return err
-		}
-		runErr := run()
-		var graph uintptr
-		endErr := d.check(d.cuStreamEndCapture(c.stream, &graph), "cuStreamEndCapture", describeOps(ops))
-		if err := errors.Join(runErr, endErr); err != nil {
-			if graph != 0 {
-				d.cuGraphDestroy(graph)
-			}
-			return err
-		}
 		var exec uintptr
-		if err := d.check(d.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags", describeOps(ops)); err != nil {
-			d.cuGraphDestroy(graph)
+		if err := c.d.check(c.d.cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiateWithFlags", describeOps(ops)); err != nil {
+			c.d.cuGraphDestroy(graph)
 			return err
 		}
-		c.graphs[uint64(exec)] = graph
-		g = Graph{ID: uint64(exec), Ops: len(ops)}
+		c.graphs[uint64(exec)] = &graphRec{graph: graph, uses: c.uses(ops)}
+		g = Graph{ID: uint64(exec), Ops: len(ops), Built: time.Since(t0)}
 		return nil
 	})
 	return g, err
 }
 
+// record captures ops from the stream into a new CUgraph.
+func (c *Context) record(ops []Op) (uintptr, error) {
+	d := c.d
+	for _, op := range ops {
+		switch op.(type) {
+		case Sync, AllocSlot, FreeSlot:
+			return 0, fmt.Errorf("gpu: capture: %s cannot be captured into a graph", op.opName())
+		case Launch:
+			for _, a := range op.(Launch).Args {
+				if a.Kind == ArgSlot {
+					return 0, fmt.Errorf("gpu: capture: %s takes a slot's pointer, which a graph cannot follow", op.opName())
+				}
+			}
+		}
+	}
+	run, done, err := c.prepare(ops)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	const captureThreadLocal = 1
+	if err := d.check(d.cuStreamBeginCapture(c.stream, captureThreadLocal), "cuStreamBeginCapture_v2", ""); err != nil {
+		return 0, err
+	}
+	runErr := run()
+	var graph uintptr
+	endErr := d.check(d.cuStreamEndCapture(c.stream, &graph), "cuStreamEndCapture", describeOps(ops))
+	if err := errors.Join(runErr, endErr); err != nil {
+		if graph != 0 {
+			d.cuGraphDestroy(graph)
+		}
+		return 0, err
+	}
+	return graph, nil
+}
+
+// uses lists the device allocations (from Alloc) that ops name, by their
+// start, so that freeing one marks the graph that uses it.
+func (c *Context) uses(ops []Op) []DevicePtr {
+	var ptrs []uint64
+	for _, op := range ops {
+		switch op := op.(type) {
+		case Launch:
+			for _, a := range op.Args {
+				if a.Kind == ArgPtr {
+					ptrs = append(ptrs, a.Bits)
+				}
+			}
+		case Copy:
+			switch op.Kind {
+			case HostToDevice:
+				ptrs = append(ptrs, op.Dst)
+			case DeviceToHost:
+				ptrs = append(ptrs, op.Src)
+			case DeviceToDevice:
+				ptrs = append(ptrs, op.Dst, op.Src)
+			}
+		case Memset:
+			ptrs = append(ptrs, uint64(op.Dst))
+		case GEMM:
+			ptrs = append(ptrs, uint64(op.A), uint64(op.B), uint64(op.C))
+		}
+	}
+	var out []DevicePtr
+	for base, size := range c.allocs {
+		for _, p := range ptrs {
+			if p >= uint64(base) && p < uint64(base)+uint64(size) {
+				out = append(out, base)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Update records ops into a new CUDA graph and updates g's instantiated
+// graph to it in place (cuGraphExecUpdate): cheaper than instantiating
+// again, when only the kernels' arguments or launch shapes changed. The
+// ops must have g's shape: as many, of the same kinds, in the same order.
+func (c *Context) Update(g Graph, ops ...Op) (Graph, error) {
+	out := g
+	err := c.do(func() error {
+		d := c.d
+		rec, ok := c.graphs[g.ID]
+		if !ok {
+			return fmt.Errorf("gpu: update graph %#x: not a graph from Capture here", g.ID)
+		}
+		if d.cuGraphExecUpdate == nil {
+			return errors.New("gpu: update graph: this driver has no cuGraphExecUpdate_v2 (CUDA 12 or newer)")
+		}
+		t0 := time.Now()
+		graph, err := c.record(ops)
+		if err != nil {
+			return err
+		}
+		var info [3]uint64 // CUgraphExecUpdateResultInfo: the result, and the node that failed and its source
+		if err := d.check(d.cuGraphExecUpdate(uintptr(g.ID), graph, unsafe.Pointer(&info[0])), "cuGraphExecUpdate_v2", describeOps(ops)); err != nil {
+			d.cuGraphDestroy(graph)
+			return fmt.Errorf("gpu: update graph of %d ops with %d ops: its shape changed (update result %d); capture a new graph: %w",
+				g.Ops, len(ops), int32(info[0]), err)
+		}
+		d.cuGraphDestroy(rec.graph)
+		c.graphs[g.ID] = &graphRec{graph: graph, uses: c.uses(ops)}
+		out = Graph{ID: g.ID, Ops: len(ops), Built: time.Since(t0)}
+		return nil
+	})
+	return out, err
+}
+
 // FreeGraph releases a graph from Capture.
 func (c *Context) FreeGraph(g Graph) error {
 	return c.do(func() error {
-		graph, ok := c.graphs[g.ID]
+		rec, ok := c.graphs[g.ID]
 		if !ok {
 			return fmt.Errorf("gpu: free graph %#x: not a graph from Capture", g.ID)
 		}
 		delete(c.graphs, g.ID)
 		return errors.Join(c.d.check(c.d.cuGraphExecDestroy(uintptr(g.ID)), "cuGraphExecDestroy", ""),
-			c.d.check(c.d.cuGraphDestroy(graph), "cuGraphDestroy", ""))
+			c.d.check(c.d.cuGraphDestroy(rec.graph), "cuGraphDestroy", ""))
 	})
+}
+
+// The default memory pool's attributes (CUmemPool_attribute).
+const (
+	poolReleaseThreshold   = 4
+	poolReservedMemCurrent = 5
+	poolUsedMemCurrent     = 7
+)
+
+// MemPool sets the release threshold of the device's default
+// stream-ordered pool to keep bytes when keep ≥ 0, and reports what the
+// pool holds.
+func (c *Context) MemPool(keep int64) (PoolStats, error) {
+	var st PoolStats
+	err := c.do(func() error {
+		d := c.d
+		if d.cuDeviceGetDefaultMemPool == nil {
+			return errors.New("gpu: memory pool: this driver has no stream-ordered allocator (CUDA 11.2 or newer)")
+		}
+		var pool uintptr
+		if err := d.check(d.cuDeviceGetDefaultMemPool(&pool, c.dev), "cuDeviceGetDefaultMemPool", ""); err != nil {
+			return err
+		}
+		if keep >= 0 {
+			v := uint64(keep)
+			if err := d.check(d.cuMemPoolSetAttribute(pool, poolReleaseThreshold, unsafe.Pointer(&v)), "cuMemPoolSetAttribute",
+				fmt.Sprintf("release threshold %d bytes", keep)); err != nil {
+				return err
+			}
+		}
+		var reserved, used uint64
+		if err := errors.Join(
+			d.check(d.cuMemPoolGetAttribute(pool, poolReservedMemCurrent, unsafe.Pointer(&reserved)), "cuMemPoolGetAttribute", "reserved"),
+			d.check(d.cuMemPoolGetAttribute(pool, poolUsedMemCurrent, unsafe.Pointer(&used)), "cuMemPoolGetAttribute", "used")); err != nil {
+			return err
+		}
+		st = PoolStats{Reserved: int64(reserved), Used: int64(used)}
+		return nil
+	})
+	return st, err
 }
 
 // prepare turns ops into one function that enqueues them all, with argument
@@ -225,12 +369,23 @@ func (c *Context) prepareOp(op Op) (func() error, func(), error) {
 			return d.check(d.cuMemsetD32Async(uint64(op.Dst), op.Value, uint64(op.Count), c.stream), "cuMemsetD32Async", fmt.Sprintf("%d words", op.Count))
 		}, nil, nil
 	case GraphOp:
-		if _, ok := c.graphs[op.Graph.ID]; !ok {
+		rec, ok := c.graphs[op.Graph.ID]
+		if !ok {
 			return nil, nil, fmt.Errorf("gpu: graph %#x is not a graph from Capture here", op.Graph.ID)
+		}
+		if rec.freed != 0 {
+			return nil, nil, fmt.Errorf("gpu: graph of %d ops: its kernels use device memory at %#x, freed after it was captured, "+
+				"so it would read and write whatever lives there now; capture it again on live buffers (or Update it)", op.Graph.Ops, uint64(rec.freed))
 		}
 		return func() error {
 			return d.check(d.cuGraphLaunch(uintptr(op.Graph.ID), c.stream), "cuGraphLaunch", op.opName())
 		}, nil, nil
+	case Sync:
+		return func() error { return c.sync("at a Sync op") }, nil, nil
+	case AllocSlot:
+		return c.prepareAllocSlot(op)
+	case FreeSlot:
+		return c.prepareFreeSlot(op)
 	case GEMM:
 		return c.prepareGEMM(op)
 	case LibOp:
@@ -265,12 +420,71 @@ func (c *Context) prepareLaunch(l Launch) (func() error, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: launch %s: %w", l, err)
 	}
+	var slotArgs []int // the arguments read from slots when enqueued
+	for i, a := range l.Args {
+		if a.Kind == ArgSlot {
+			slotArgs = append(slotArgs, i)
+		}
+	}
 	return func() error {
+		for _, i := range slotArgs {
+			ptr, ok := c.slots[int(l.Args[i].Bits)]
+			if !ok {
+				return fmt.Errorf("gpu: launch %s: argument %d reads slot %d, which holds no memory: allocate it with an AllocSlot op first", l, i, l.Args[i].Bits)
+			}
+			p.vals[i] = uint64(ptr)
+		}
 		if r := c.d.launch(f, l.Grid, l.Block, uint32(l.Shared), c.stream, p.array()); r != 0 {
 			return c.d.check(r, "cuLaunchKernel", l.String())
 		}
 		return nil
 	}, p.release, nil
+}
+
+// prepareAllocSlot allocates into a slot when enqueued.
+func (c *Context) prepareAllocSlot(a AllocSlot) (func() error, func(), error) {
+	d := c.d
+	if a.Bytes <= 0 {
+		return nil, nil, fmt.Errorf("gpu: %s: size must be positive", a.opName())
+	}
+	if a.Pool && d.cuMemAllocAsync == nil {
+		return nil, nil, errors.New("gpu: this driver has no stream-ordered allocator (cuMemAllocAsync, CUDA 11.2 or newer)")
+	}
+	return func() error {
+		if _, ok := c.slots[a.Slot]; ok {
+			return fmt.Errorf("gpu: %s: the slot still holds memory; free it first", a.opName())
+		}
+		var p uint64
+		var err error
+		if a.Pool {
+			err = d.check(d.cuMemAllocAsync(&p, uint64(a.Bytes), c.stream), "cuMemAllocAsync", a.opName())
+		} else {
+			err = d.check(d.cuMemAlloc(&p, uint64(a.Bytes)), "cuMemAlloc_v2", a.opName())
+		}
+		if err == nil {
+			c.slots[a.Slot] = DevicePtr(p)
+		}
+		return err
+	}, nil, nil
+}
+
+// prepareFreeSlot frees a slot's memory when enqueued.
+func (c *Context) prepareFreeSlot(f FreeSlot) (func() error, func(), error) {
+	d := c.d
+	if f.Pool && d.cuMemFreeAsync == nil {
+		return nil, nil, errors.New("gpu: this driver has no stream-ordered allocator (cuMemFreeAsync, CUDA 11.2 or newer)")
+	}
+	return func() error {
+		p, ok := c.slots[f.Slot]
+		if !ok {
+			return fmt.Errorf("gpu: %s: the slot holds no memory", f.opName())
+		}
+		delete(c.slots, f.Slot)
+		if f.Pool {
+			return d.check(d.cuMemFreeAsync(uint64(p), c.stream), "cuMemFreeAsync", f.opName())
+		}
+		return d.check(d.cuMemFree(uint64(p)), "cuMemFree_v2", f.opName())
+	}, nil, nil
 }
 
 // Bench times b on the GPU thread.

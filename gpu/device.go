@@ -1,5 +1,7 @@
 package gpu
 
+import "time"
+
 // Device is one GPU's context: memory, kernels, launches, graphs and timed
 // measurements. *Worker (the default, from Open) forwards each call to a
 // worker process; *Context (from OpenInProcess) makes the calls itself.
@@ -46,8 +48,19 @@ type Device interface {
 	// Capture records ops into a CUDA graph, ready to replay with GraphOp
 	// (cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags).
 	Capture(ops ...Op) (Graph, error)
+	// Update records ops into a new graph and updates g's instantiated
+	// graph to it in place (cuGraphExecUpdate_v2), which costs less than
+	// Capture when only arguments or launch shapes changed. The ops must
+	// have g's shape: as many, of the same kinds, in order.
+	Update(g Graph, ops ...Op) (Graph, error)
 	// FreeGraph releases a graph from Capture.
 	FreeGraph(g Graph) error
+	// MemPool sets the release threshold of the device's default
+	// stream-ordered pool (what AllocSlot with Pool allocates from) to
+	// keep bytes when keep ≥ 0, and reports what the pool holds. Below the
+	// threshold the pool keeps freed memory for the next allocation; above
+	// it, it gives memory back at each synchronisation.
+	MemPool(keep int64) (PoolStats, error)
 	// Bench times b inside the process that owns the context.
 	Bench(b Bench) (Timing, error)
 	// CallLibrary sends data to the Library registered as name, in the
@@ -93,6 +106,13 @@ func (l Launch) String() string {
 
 // Graph is a captured, instantiated CUDA graph (CUgraphExec).
 type Graph struct {
-	ID  uint64
-	Ops int // how many ops were captured
+	ID    uint64
+	Ops   int           // how many ops were captured
+	Built time.Duration // what capturing and instantiating (or updating) it took, in the process that owns the context
+}
+
+// PoolStats is what the device's default stream-ordered memory pool holds.
+type PoolStats struct {
+	Reserved int64 // bytes the pool holds from the device
+	Used     int64 // of them, bytes allocated and not yet freed
 }

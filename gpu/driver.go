@@ -73,6 +73,15 @@ type driverAPI struct {
 	cuGraphExecDestroy   func(exec uintptr) cuResult
 	cuGraphDestroy       func(g uintptr) cuResult
 
+	// Stream-ordered allocation (CUDA 11.2) and graph update (CUDA 12);
+	// nil on drivers without them.
+	cuMemAllocAsync           func(p *uint64, bytes uint64, stream uintptr) cuResult
+	cuMemFreeAsync            func(p uint64, stream uintptr) cuResult
+	cuDeviceGetDefaultMemPool func(pool *uintptr, dev int32) cuResult
+	cuMemPoolGetAttribute     func(pool uintptr, attr int32, v unsafe.Pointer) cuResult
+	cuMemPoolSetAttribute     func(pool uintptr, attr int32, v unsafe.Pointer) cuResult
+	cuGraphExecUpdate         func(exec, graph uintptr, info unsafe.Pointer) cuResult
+
 	// cuTensorMapEncodeTiled is nil on drivers older than CUDA 12.
 	cuTensorMapEncodeTiled func(tmap unsafe.Pointer, dtype int32, rank uint32, addr uint64, dims, strides *uint64,
 		box, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) cuResult
@@ -132,7 +141,14 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 		"cuGraphExecDestroy":          &d.cuGraphExecDestroy,
 		"cuGraphDestroy":              &d.cuGraphDestroy,
 		"cuTensorMapEncodeTiled":      &d.cuTensorMapEncodeTiled,
-	}, "cuTensorMapEncodeTiled")
+		"cuMemAllocAsync":             &d.cuMemAllocAsync,
+		"cuMemFreeAsync":              &d.cuMemFreeAsync,
+		"cuDeviceGetDefaultMemPool":   &d.cuDeviceGetDefaultMemPool,
+		"cuMemPoolGetAttribute":       &d.cuMemPoolGetAttribute,
+		"cuMemPoolSetAttribute":       &d.cuMemPoolSetAttribute,
+		"cuGraphExecUpdate_v2":        &d.cuGraphExecUpdate,
+	}, "cuTensorMapEncodeTiled", "cuMemAllocAsync", "cuMemFreeAsync", "cuDeviceGetDefaultMemPool",
+		"cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "cuGraphExecUpdate_v2")
 	if err != nil {
 		return nil, err
 	}

@@ -126,6 +126,10 @@ func (f *fakeDevice) Run(ops ...Op) error {
 
 func (f *fakeDevice) Capture(ops ...Op) (Graph, error) { return Graph{ID: 1, Ops: len(ops)}, nil }
 func (f *fakeDevice) FreeGraph(Graph) error            { return nil }
+func (f *fakeDevice) Update(g Graph, ops ...Op) (Graph, error) {
+	return Graph{ID: g.ID, Ops: len(ops)}, nil
+}
+func (f *fakeDevice) MemPool(int64) (PoolStats, error) { return PoolStats{}, nil }
 func (f *fakeDevice) CallLibrary(name string, data []byte) ([]byte, error) {
 	lib, err := lookupLibrary(name)
 	if err != nil {

@@ -279,6 +279,92 @@ func TestGPUGraphReplay(t *testing.T) {
 	}
 }
 
+// TestGPUGraphUpdateAndFreedBuffer: a graph updated in place bumps the new
+// buffer; a graph whose buffer was freed is refused, not replayed on
+// whatever was allocated there next.
+func TestGPUGraphUpdateAndFreedBuffer(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "bump")
+	x, y := mustAlloc(t, w, 4), mustAlloc(t, w, 4)
+	if err := w.Run(Memset{Dst: x, Count: 1}, Memset{Dst: y, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bump := func(p DevicePtr) Op {
+		return Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(p)}}
+	}
+	g, err := w.Capture(bump(x), bump(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.FreeGraph(g)
+	if g.Built <= 0 {
+		t.Errorf("Capture took %v, want a positive time", g.Built)
+	}
+	if g, err = w.Update(g, bump(y), bump(y)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(GraphOp{g}); err != nil {
+		t.Fatal(err)
+	}
+	gx, _ := Download[int32](w, x, 1)
+	gy, _ := Download[int32](w, y, 1)
+	if gx[0] != 0 || gy[0] != 2 {
+		t.Fatalf("after the update and one replay: x = %d, y = %d; want 0 and 2", gx[0], gy[0])
+	}
+	if _, err := w.Update(g, bump(y)); err == nil || !strings.Contains(err.Error(), "shape changed") {
+		t.Errorf("Update with fewer ops = %v, want an error saying the shape changed", err)
+	}
+	if err := w.Free(y); err != nil {
+		t.Fatal(err)
+	}
+	z := mustAlloc(t, w, 4)
+	err = w.Run(GraphOp{g})
+	if err == nil || !strings.Contains(err.Error(), "freed after it was captured") {
+		t.Fatalf("replaying a graph after freeing its buffer (reallocated at %#x, was %#x) = %v, want a refusal", uint64(z), uint64(y), err)
+	}
+}
+
+// TestGPUSlotsAndPool: a step that allocates its temporary into a slot,
+// from cuMemAlloc or from the pool, computes what a preallocated one does,
+// and the pool keeps its memory only above a release threshold of 0.
+func TestGPUSlotsAndPool(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "bump")
+	x := mustAlloc(t, w, 4)
+	for _, pool := range []bool{false, true} {
+		for _, keep := range []int64{0, 1 << 40} {
+			if _, err := w.MemPool(keep); err != nil {
+				t.Fatal(err)
+			}
+			step := []Op{
+				AllocSlot{Slot: 3, Bytes: 1 << 20, Pool: pool},
+				Memset{Dst: x, Count: 1},
+				Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{SlotPtr(3)}},
+				Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}},
+				FreeSlot{Slot: 3, Pool: pool},
+			}
+			if _, err := w.Bench(Bench{Name: "slot step", Ops: [][]Op{step}, Reps: 3}); err != nil {
+				t.Fatalf("pool %v: %v", pool, err)
+			}
+			got, _ := Download[int32](w, x, 1)
+			st, err := w.MemPool(-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != 1 || st.Used != 0 {
+				t.Errorf("pool %v, threshold %d: x = %d, pool in use %d bytes; want 1 and 0", pool, keep, got[0], st.Used)
+			}
+			if pool && (keep == 0) != (st.Reserved == 0) {
+				t.Errorf("pool, threshold %d: it holds %d bytes after the steps", keep, st.Reserved)
+			}
+		}
+	}
+	w.MemPool(0)
+	if err := w.Run(Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{SlotPtr(9)}}); err == nil || !strings.Contains(err.Error(), "holds no memory") {
+		t.Errorf("a launch on an empty slot = %v, want an error", err)
+	}
+}
+
 // gemmRef computes row-major C = op(A)·op(B) in float64.
 func gemmRef(g GEMM, a, b []float64) []float64 {
 	c := make([]float64, g.M*g.N)

@@ -7,7 +7,8 @@ import (
 )
 
 // Op is one piece of device work that Run, Capture and Bench enqueue:
-// a Launch, a GEMM, a Copy, a Memset or a GraphOp.
+// a Launch, a GEMM, a Copy, a Memset, a GraphOp, or the host-side steps
+// Sync, AllocSlot and FreeSlot.
 type Op interface {
 	opName() string
 }
@@ -40,6 +41,30 @@ type Memset struct {
 // GraphOp replays a captured graph (cuGraphLaunch).
 type GraphOp struct{ Graph Graph }
 
+// Sync waits on the host until everything enqueued before it has finished
+// (cuStreamSynchronize): the round trip a program pays when it
+// synchronises after each launch. It cannot be captured into a graph.
+type Sync struct{}
+
+// AllocSlot allocates Bytes of device memory into slot Slot, for launches
+// that name it with SlotPtr: allocation inside a timed loop, as a training
+// step that allocates its temporaries does. With Pool it takes the memory
+// from the device's stream-ordered pool (cuMemAllocAsync, see MemPool),
+// else from cuMemAlloc, which synchronises the device. Slots cannot be
+// captured into a graph.
+type AllocSlot struct {
+	Slot  int
+	Bytes int64
+	Pool  bool
+}
+
+// FreeSlot frees the memory in slot Slot: cuMemFreeAsync with Pool, else
+// cuMemFree.
+type FreeSlot struct {
+	Slot int
+	Pool bool
+}
+
 // GEMM is C = Alpha·op(A)·op(B) + Beta·C through cuBLAS, with every matrix
 // row-major (as in C and Go): A is M×K (K×M when TransA), B is K×N (N×K
 // when TransB), C is M×N. With Batch > 1 it is a strided batched GEMM whose
@@ -66,6 +91,11 @@ func (l Launch) opName() string  { return l.Kernel.Name }
 func (c Copy) opName() string    { return "copy " + c.Kind.String() }
 func (m Memset) opName() string  { return "memset" }
 func (g GraphOp) opName() string { return fmt.Sprintf("graph of %d ops", g.Graph.Ops) }
+func (Sync) opName() string      { return "synchronize" }
+func (a AllocSlot) opName() string {
+	return fmt.Sprintf("allocate %d bytes into slot %d%s", a.Bytes, a.Slot, map[bool]string{true: " from the pool"}[a.Pool])
+}
+func (f FreeSlot) opName() string { return fmt.Sprintf("free slot %d", f.Slot) }
 func (g GEMM) opName() string {
 	return fmt.Sprintf("gemm %dx%dx%d %s", g.M, g.N, g.K, g.Type)
 }
@@ -104,5 +134,8 @@ func init() {
 	gob.Register(Copy{})
 	gob.Register(Memset{})
 	gob.Register(GraphOp{})
+	gob.Register(Sync{})
+	gob.Register(AllocSlot{})
+	gob.Register(FreeSlot{})
 	gob.Register(GEMM{})
 }

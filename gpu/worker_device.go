@@ -139,6 +139,24 @@ func (w *Worker) Capture(ops ...Op) (Graph, error) {
 	return r.Graph, err
 }
 
+// Update records ops into a new graph in the worker and updates g to it.
+func (w *Worker) Update(g Graph, ops ...Op) (Graph, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r, err := w.opsLocked("update a graph with "+describeOps(ops), call{Method: "Update", Graph: g, Ops: ops}, nil, ops)
+	if err != nil {
+		return g, err
+	}
+	return r.Graph, nil
+}
+
+// MemPool sets the default pool's release threshold in the worker and
+// reports what the pool holds.
+func (w *Worker) MemPool(keep int64) (PoolStats, error) {
+	r, err := w.do("memory pool", call{Method: "MemPool", Bytes: keep})
+	return r.Pool, err
+}
+
 // FreeGraph releases a graph from Capture; like Free, it does nothing for
 // a graph of a worker since replaced.
 func (w *Worker) FreeGraph(g Graph) error {

@@ -43,6 +43,7 @@ type reply struct {
 	Kernel Kernel
 	Graph  Graph
 	Timing Timing
+	Pool   PoolStats
 }
 
 // wireError carries an error across the pipe, keeping the typed error

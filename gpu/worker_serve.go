@@ -106,6 +106,10 @@ func handle(dev Device, c call, send func(reply) error) reply {
 		err = dev.Run(c.Ops...)
 	case "Capture":
 		r.Graph, err = dev.Capture(c.Ops...)
+	case "Update":
+		r.Graph, err = dev.Update(c.Graph, c.Ops...)
+	case "MemPool":
+		r.Pool, err = dev.MemPool(c.Bytes)
 	case "FreeGraph":
 		err = dev.FreeGraph(c.Graph)
 	case "Bench":

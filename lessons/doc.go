@@ -12,6 +12,7 @@
 //  5. matmul: Matrix multiplication
 //  6. batched-gemm: Batched GEMM
 //  7. precision: Precision
+//  8. launch-and-graphs: Launches, allocation and graphs
 //  9. fusion: Fusion
 //  10. cudnn-conv: cuDNN convolutions
 //  11. cudnn-fusion: Fused cuDNN graphs

@@ -71,7 +71,7 @@ var archNames = map[string]string{
 type Problem struct {
 	Name  string // e.g. "vector add"
 	DType string // e.g. "float32"
-	Unit  string // "GB/s" or "TFLOP/s"
+	Unit  string // "GB/s", "TFLOP/s", or "kernels/ms" for launch rates
 
 	// Every result is shown beside two references. Peak names the
 	// resource whose peak, computed from the GPU's attributes, bounds the
@@ -96,7 +96,7 @@ type Problem struct {
 	// with what it needs and what is free.
 	Memory func(s Size) Memory
 	// Work is what one run does, in the unit's numerator: bytes moved for
-	// GB/s, floating-point operations for TFLOP/s.
+	// GB/s, floating-point operations for TFLOP/s, kernels for kernels/ms.
 	Work func(s Size) float64
 	// SizeLabel names a size in tables; Size.String when nil.
 	SizeLabel func(s Size) string
@@ -147,8 +147,11 @@ func (im Impl) block() int {
 
 // units converts Work per second into the problem's unit.
 func (p *Problem) units(perSecond float64) float64 {
-	if p.Unit == "TFLOP/s" {
+	switch p.Unit {
+	case "TFLOP/s":
 		return perSecond / 1e12
+	case "kernels/ms":
+		return perSecond / 1e3
 	}
 	return perSecond / 1e9
 }

@@ -10,6 +10,7 @@ import (
 	_ "cudarepl/lessons/05-matmul"
 	_ "cudarepl/lessons/06-batched-gemm"
 	_ "cudarepl/lessons/07-precision"
+	_ "cudarepl/lessons/08-launch-and-graphs"
 	_ "cudarepl/lessons/09-fusion"
 	_ "cudarepl/lessons/10-cudnn-conv"
 	_ "cudarepl/lessons/11-cudnn-fusion"

@@ -1,0 +1,9 @@
+package launches
+
+import (
+	"testing"
+
+	"cudarepl/lessons/lessontest"
+)
+
+func TestLesson(t *testing.T) { lessontest.Run(t, "launch-and-graphs") }

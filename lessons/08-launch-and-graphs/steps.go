@@ -1,0 +1,388 @@
+package launches
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+// rounds is how many interleaved rounds a figure of this lesson is the
+// median of: launch costs drift with the host's state, so one round
+// proves little.
+const rounds = 20
+
+// figure is one measured quantity of a Run step: its median over the
+// rounds, with the 10th and 90th percentiles.
+type figure struct {
+	what    string
+	samples []time.Duration
+	extra   int64 // device memory held, for allocation figures; -1 when not measured
+}
+
+// record turns f into a Result of step, times per unit (a launch, a step),
+// in milliseconds: median, and min/max holding the 10th and 90th
+// percentiles.
+func (f figure) record(env *lessons.Env, l *lessons.Lesson, step, size string) lessons.Result {
+	st := gpu.Summarize(f.samples)
+	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: size,
+		MedianMs: ms(st.Median), MinMs: ms(st.P10), MaxMs: ms(st.P90), Reps: st.N}
+	if f.extra >= 0 {
+		r.ExtraMem = f.extra
+	}
+	return env.Record(r)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// showFigures prints results of a Run step as a table of microseconds,
+// with their spread.
+func showFigures(env *lessons.Env, rs []lessons.Result, unit string, memory bool, notes ...string) {
+	t := &lessons.Table{Headers: []string{"", "size", unit + " (median, µs)", "10–90 %", "rounds"}, Right: []bool{false, false, true, true, true}}
+	if memory {
+		t.Headers = append(t.Headers, "held between steps")
+		t.Right = append(t.Right, true)
+	}
+	for _, r := range rs {
+		row := []string{r.Variant, r.Size, fmt.Sprintf("%.2f", 1000*r.MedianMs), fmt.Sprintf("%.2f–%.2f", 1000*r.MinMs, 1000*r.MaxMs), fmt.Sprint(r.Reps)}
+		if memory {
+			row = append(row, mib(r.ExtraMem))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	t.Notes = append(notes, env.About(rs))
+	env.PrintTable(t)
+}
+
+func mib(b int64) string {
+	if b == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+}
+
+// The launch-cost measurement: enqueued launches (fewer than the stream's
+// queue holds, so the host never waits for the GPU), and launches each
+// followed by a synchronisation.
+const (
+	enqueued    = 200
+	synchronous = 50
+)
+
+// launchCost times the empty kernel: the host's time to enqueue a launch,
+// the GPU's time per kernel back to back (from a graph, since launches
+// one by one come slower than the GPU runs them), and a launch with a wait
+// for it, each the median of interleaved rounds.
+func launchCost(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		c := &ccase{env: env}
+		k, err := c.kernel("empty")
+		if err != nil {
+			return nil, err
+		}
+		launch := gpu.Launch{Kernel: k, Grid: gpu.Dim(1), Block: gpu.Dim(32)}
+		batch := slices.Repeat([]gpu.Op{launch}, enqueued)
+		waited := slices.Repeat([]gpu.Op{launch, gpu.Sync{}}, synchronous)
+		// Launched one by one, the kernels run as fast as the host enqueues
+		// them; replayed from a graph, as fast as the GPU can start them.
+		g, err := env.Dev.Capture(batch...)
+		if err != nil {
+			return nil, err
+		}
+		defer env.Dev.FreeGraph(g)
+		host := figure{what: "enqueue a launch (host)", extra: -1}
+		dev := figure{what: "run an empty kernel (GPU, from a graph)", extra: -1}
+		wait := figure{what: "launch and synchronise (host)", extra: -1}
+		for range rounds {
+			t, err := env.Dev.Bench(gpu.Bench{Name: "empty launches", Ops: [][]gpu.Op{batch}, HostWall: true, Reps: 5})
+			if err != nil {
+				return nil, err
+			}
+			host.samples = append(host.samples, t.HostStats().Median/enqueued)
+			t, err = env.Dev.Bench(gpu.Bench{Name: "empty kernels from a graph", Ops: [][]gpu.Op{{gpu.GraphOp{Graph: g}}}, Reps: 5})
+			if err != nil {
+				return nil, err
+			}
+			dev.samples = append(dev.samples, t.Stats().Median/enqueued)
+			t, err = env.Dev.Bench(gpu.Bench{Name: "synchronised launches", Ops: [][]gpu.Op{waited}, HostWall: true, Reps: 3})
+			if err != nil {
+				return nil, err
+			}
+			wait.samples = append(wait.samples, t.HostStats().Median/synchronous)
+		}
+		var out []lessons.Result
+		for _, f := range []figure{host, dev, wait} {
+			out = append(out, f.record(env, l, step, "empty kernel, 1 × 32 threads"))
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	showFigures(env, rs, "per launch", false,
+		fmt.Sprintf("Medians of %d interleaved rounds: %d launches a round enqueued, the same %d replayed from a graph, %d launched and waited for.",
+			rounds, enqueued, enqueued, synchronous))
+	return nil
+}
+
+// updateLinks is the chain the update step captures.
+const updateLinks = 100
+
+// update captures a chain of 100 links, then changes its coefficients by
+// updating the instantiated graph in place, checking that the replay
+// computes the new chain, and times capture and instantiate, capture and
+// update, and a replay.
+func update(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		cs, err := setupChain(env, lessons.Size{updateLinks, chainElems})
+		if err != nil {
+			return nil, err
+		}
+		c := cs.(*ccase)
+		defer c.Free()
+		k, err := c.kernel("chain_step")
+		if err != nil {
+			return nil, err
+		}
+		build := figure{what: "capture and instantiate", extra: -1}
+		upd := figure{what: "capture and update in place", extra: -1}
+		replay := figure{what: "replay the graph", extra: -1}
+		for round := range rounds {
+			g, err := env.Dev.Capture(c.launches(k, 256, chainA, chainB)...)
+			if err != nil {
+				return nil, err
+			}
+			c.graphs = append(c.graphs, g)
+			build.samples = append(build.samples, g.Built)
+			// The same chain with y = x + 1 at each link: x + 100 at the end.
+			g, err = env.Dev.Update(g, c.launches(k, 256, 1, 1)...)
+			if err != nil {
+				return nil, err
+			}
+			upd.samples = append(upd.samples, g.Built)
+			if round == 0 {
+				if err := c.Poison(); err != nil {
+					return nil, err
+				}
+				if err := env.Dev.Run(gpu.GraphOp{Graph: g}); err != nil {
+					return nil, err
+				}
+				if _, err := checkChain(env, c.buf, c.x, updateLinks, 1, 1); err != nil {
+					return nil, fmt.Errorf("the updated graph does not compute the updated chain: %w", err)
+				}
+			}
+			t, err := env.Dev.Bench(gpu.Bench{Name: "graph replay", Ops: [][]gpu.Op{{gpu.GraphOp{Graph: g}}}, Reps: 5})
+			if err != nil {
+				return nil, err
+			}
+			replay.samples = append(replay.samples, t.Stats().Median)
+		}
+		var out []lessons.Result
+		for _, f := range []figure{build, upd, replay} {
+			out = append(out, f.record(env, l, step, fmt.Sprintf("%d kernels", updateLinks)))
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	showFigures(env, rs, "time", false,
+		"The update changed every kernel's coefficients; the updated graph was checked to compute the new chain.",
+		"Capture and update times are the host's, in the process that owns the GPU; the replay's is the GPU's.")
+	return nil
+}
+
+// freedUnderGraph captures a chain, frees the buffer its first kernel reads,
+// allocates another of the same size, and replays the graph: cudarepl
+// refuses, where CUDA would run the kernels on whatever lives at the old
+// address now.
+func freedUnderGraph(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+	if !env.Live() {
+		fmt.Fprintf(env.Out, "No GPU here: on one, this step captures a chain of 3 kernels, frees the buffer the first one reads, "+
+			"allocates another, and shows cudarepl refusing to replay the graph.\n")
+		return nil
+	}
+	cs, err := setupChain(env, lessons.Size{3, chainElems})
+	if err != nil {
+		return err
+	}
+	c := cs.(*ccase)
+	defer c.Free()
+	k, err := c.kernel("chain_step")
+	if err != nil {
+		return err
+	}
+	g, err := env.Dev.Capture(c.launches(k, 256, chainA, chainB)...)
+	if err != nil {
+		return err
+	}
+	c.graphs = append(c.graphs, g)
+	old := c.in
+	if err := env.Dev.Free(c.in); err != nil {
+		return err
+	}
+	if c.in, err = env.Dev.Alloc(4 * int64(c.n)); err != nil {
+		c.in = 0
+		return err
+	}
+	fmt.Fprintf(env.Out, "Captured 3 kernels reading x at %#x; freed x; allocated %d bytes again, at %#x.\n", uint64(old), 4*c.n, uint64(c.in))
+	err = env.Dev.Run(gpu.GraphOp{Graph: g})
+	if err == nil {
+		return errors.New("launch-and-graphs: the graph replayed on freed memory without an error")
+	}
+	fmt.Fprintf(env.Out, "Replaying it: %v\n", err)
+	return nil
+}
+
+// The allocation step: a training step's temporaries, four of them.
+const temporaries = 4
+
+// allocation runs a step that needs four temporaries (scale_into fills
+// each, accumulate adds it into y) with the temporaries preallocated,
+// allocated and freed with cuMemAlloc each step, or taken from the
+// stream-ordered pool, which either gives its memory back at each
+// synchronisation or keeps it.
+func allocation(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		var out []lessons.Result
+		for _, n := range []int{1 << 12, 1 << 20} {
+			rs, err := allocateAt(env, l, step, n)
+			out = append(out, rs...)
+			if err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	showFigures(env, rs, "per step", true,
+		fmt.Sprintf("A step fills %d temporaries of n floats and adds them into y; each way was checked to compute y = 10·x.", temporaries),
+		"held between steps: what the temporaries keep allocated while no step runs (the pool's reserve, for the pool).")
+	return nil
+}
+
+// The ways to get a step's temporaries.
+const (
+	prealloc   = "preallocated once"
+	perStep    = "cuMemAlloc and cuMemFree each step"
+	poolGiven  = "pool, memory given back (threshold 0)"
+	poolKept   = "pool, memory kept (threshold ∞)"
+	keepNone   = 0
+	keepAll    = math.MaxInt64
+	stepsTimed = 20
+)
+
+// allocateAt measures the four ways at n floats a temporary.
+func allocateAt(env *lessons.Env, l *lessons.Lesson, step string, n int) ([]lessons.Result, error) {
+	c := &ccase{env: env, n: n, x: integers(n, uint64(n))}
+	scale, err := c.kernel("scale_into")
+	if err != nil {
+		return nil, err
+	}
+	acc, err := c.kernel("accumulate")
+	if err != nil {
+		return nil, err
+	}
+	x, err := gpu.Upload(env.Dev, c.x)
+	if err != nil {
+		return nil, err
+	}
+	defer env.Dev.Free(x)
+	y, err := env.Dev.Alloc(4 * int64(n))
+	if err != nil {
+		return nil, err
+	}
+	defer env.Dev.Free(y)
+	tmps := make([]gpu.DevicePtr, temporaries)
+	for i := range tmps {
+		if tmps[i], err = env.Dev.Alloc(4 * int64(n)); err != nil {
+			env.FreeAll(tmps...)
+			return nil, err
+		}
+	}
+	defer env.FreeAll(tmps...)
+	defer env.Dev.MemPool(keepNone) // the driver's default again
+
+	grid, block := gpu.Dim(gpu.Blocks(n, 256)), gpu.Dim(256)
+	// ops is one step, its temporaries given by tmp(i), with alloc and
+	// free ops around each if set.
+	ops := func(tmp func(i int) gpu.Arg, alloc func(i int) []gpu.Op, free func(i int) []gpu.Op) []gpu.Op {
+		out := []gpu.Op{gpu.Memset{Dst: y, Count: int64(n)}}
+		for i := range temporaries {
+			if alloc != nil {
+				out = append(out, alloc(i)...)
+			}
+			out = append(out,
+				gpu.Launch{Kernel: scale, Grid: grid, Block: block, Args: []gpu.Arg{gpu.Ptr(x), tmp(i), gpu.Int32(int32(n)), gpu.Float32(float32(i + 1))}},
+				gpu.Launch{Kernel: acc, Grid: grid, Block: block, Args: []gpu.Arg{gpu.Ptr(y), tmp(i), gpu.Int32(int32(n))}})
+			if free != nil {
+				out = append(out, free(i)...)
+			}
+		}
+		return out
+	}
+	bytes := 4 * int64(n)
+	slotted := func(pool bool) []gpu.Op {
+		return ops(gpu.SlotPtr,
+			func(i int) []gpu.Op { return []gpu.Op{gpu.AllocSlot{Slot: i, Bytes: bytes, Pool: pool}} },
+			func(i int) []gpu.Op { return []gpu.Op{gpu.FreeSlot{Slot: i, Pool: pool}} })
+	}
+	ways := []struct {
+		name string
+		ops  []gpu.Op
+		keep int64 // the pool's release threshold to set first; -1 to leave it
+	}{
+		{prealloc, ops(func(i int) gpu.Arg { return gpu.Ptr(tmps[i]) }, nil, nil), -1},
+		{perStep, slotted(false), -1},
+		{poolGiven, slotted(true), keepNone},
+		{poolKept, slotted(true), keepAll},
+	}
+	want := make([]float64, n)
+	for i, v := range c.x {
+		want[i] = float64(v) * temporaries * (temporaries + 1) / 2
+	}
+	size := fmt.Sprintf("n=%d (%s a temporary)", n, mib(bytes))
+	var out []lessons.Result
+	for _, w := range ways {
+		if w.keep >= 0 {
+			if _, err := env.Dev.MemPool(w.keep); err != nil {
+				return out, err
+			}
+		}
+		if err := env.Dev.Run(w.ops...); err != nil {
+			return out, fmt.Errorf("%s: %w", w.name, err)
+		}
+		got, err := gpu.Download[float32](env.Dev, y, n)
+		if err != nil {
+			return out, err
+		}
+		if _, err := lessons.Compare("y", got, want, []int{n}, lessons.TolFP32); err != nil {
+			return out, fmt.Errorf("%s: %w", w.name, err)
+		}
+		t, err := env.Dev.Bench(gpu.Bench{Name: w.name, Ops: [][]gpu.Op{w.ops}, Reps: stepsTimed})
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", w.name, err)
+		}
+		f := figure{what: w.name, samples: t.Device}
+		switch w.name {
+		case prealloc:
+			f.extra = temporaries * bytes
+		case perStep:
+			f.extra = 0
+		default:
+			pool, err := env.Dev.MemPool(-1)
+			if err != nil {
+				return out, err
+			}
+			f.extra = pool.Reserved
+		}
+		out = append(out, f.record(env, l, step, size))
+	}
+	return out, nil
+}
