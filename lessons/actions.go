@@ -59,7 +59,7 @@ func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		env.printf("\n")
 	}
 	if cerr != nil {
-		env.NotCompiled(cerr)
+		env.notCompiled(cerr)
 	}
 	return nil
 }
@@ -194,22 +194,30 @@ func (a CheckStep) impls(p *Problem) ([]Impl, error) {
 	return out, nil
 }
 
+// CompileHere compiles a kernel file of lesson l (its own when file is "")
+// for this env's GPU, or the reference GPU in replay. Where NVRTC is
+// missing it says so once and returns ok false with a nil error: there is
+// nothing more to show.
+func (e *Env) CompileHere(l *Lesson, file string) (img *gpu.Image, src gpu.Source, ok bool, err error) {
+	if src, err = kernelSource(l, file); err != nil {
+		return nil, src, false, err
+	}
+	img, err = e.Compile(src)
+	if errors.Is(err, gpu.ErrNoGPU) {
+		e.notCompiled(err)
+		return nil, src, false, nil
+	}
+	return img, src, err == nil, err
+}
+
 // compileOnly compiles the problem's kernels in replay mode and reports
 // them, or says why it cannot.
 func compileOnly(env *Env, l *Lesson, p *Problem) error {
 	if l.Kernels == "" && p.Kernels == "" {
 		return nil
 	}
-	src, err := kernelSource(l, p.Kernels)
-	if err != nil {
-		return err
-	}
-	img, err := env.Compile(src)
-	if errors.Is(err, gpu.ErrNoGPU) {
-		env.NotCompiled(err)
-		return nil
-	}
-	if err != nil {
+	img, src, ok, err := env.CompileHere(l, p.Kernels)
+	if !ok {
 		return err
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)

@@ -81,9 +81,9 @@ func (e *Env) once(key string) bool {
 	return true
 }
 
-// NotCompiled says why kernels are not compiled here: in full the first
+// notCompiled says why kernels are not compiled here: in full the first
 // time in a session, and briefly after that.
-func (e *Env) NotCompiled(err error) {
+func (e *Env) notCompiled(err error) {
 	if e.once("not compiled") {
 		e.printf("(kernels are not compiled here: %v)\n", firstLine(err.Error()))
 		return

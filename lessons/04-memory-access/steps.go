@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -96,16 +95,8 @@ const block = 256
 // the lesson was recorded on.
 func compiled(env *lessons.Env, l *lessons.Lesson, step string) error {
 	info, source, ok := env.Device(l, step)
-	src, err := kernels.Source(l.Kernels)
-	if err != nil {
-		return err
-	}
-	img, err := env.Compile(src)
-	if errors.Is(err, gpu.ErrNoGPU) {
-		env.NotCompiled(err)
-		return nil
-	}
-	if err != nil {
+	img, _, compiledHere, err := env.CompileHere(l, "")
+	if !compiledHere {
 		return err
 	}
 	t := &lessons.Table{
