@@ -17,6 +17,9 @@ type Exercise struct {
 	Like    string // the version it must match and is launched as, e.g. "vadd_v1"
 	Starter string // the source handed out
 	Task    string // one paragraph: what to fill in
+	// Bench, if set, is the size a kernel that passes is timed at, beside
+	// the version it is judged like: correct is not the same as fast.
+	Bench Size
 }
 
 // Path is where the learner's copy of x lives for lesson l.

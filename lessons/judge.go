@@ -96,10 +96,47 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		return e.verdict(v), nil
 	}
 	v.Judged = true
-	v.Results, v.Err = checkImpl(e, l, p, "check", Impl{Name: sig.Name, Like: s.Like, Block: s.Block}, k, 0, len(p.CheckSizes))
+	mine := Impl{Name: sig.Name, Like: s.Like, Block: s.Block}
+	v.Results, v.Err = checkImpl(e, l, p, "check", mine, k, 0, len(p.CheckSizes))
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(v.Results))
+	if x := l.Exercise; v.Err == nil && x != nil && x.Bench != nil && s.Like == x.Like && e.sanitizing == "" {
+		// Timing is a courtesy: a failure here does not fail the check.
+		if err := e.timeBeside(l, p, mine, k, x.Bench); err != nil {
+			e.printf("(not timed: %v)\n", firstLine(err.Error()))
+		}
+	}
 	return e.verdict(v), nil
+}
+
+// timeBeside times a learner's kernel k, judged as mine, and the version
+// it is judged like at size, and shows them in one table.
+func (e *Env) timeBeside(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, size Size) error {
+	like, err := p.impl(mine.Like)
+	if err != nil {
+		return err
+	}
+	if err := e.fits(p, like, size); err != nil {
+		return err
+	}
+	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
+	kl, err := e.implKernel(l, p, like)
+	if err != nil {
+		return err
+	}
+	course, err := benchPoint(e, l, p, "exercise", like, kl, size, like.block(), ceiling)
+	if err != nil {
+		return err
+	}
+	r, err := benchPoint(e, l, p, "exercise", mine, k, size, mine.block(), ceiling)
+	if err != nil {
+		return err
+	}
+	r.Variant = mine.Name + " (yours)"
+	rs := []Result{r, course}
+	e.PrintTable(benchTable(p, rs))
+	e.printf("yours: %.1f %s; %s: %.1f %s (%s)\n", r.Throughput, r.Unit, like.Name, course.Throughput, course.Unit, p.label(size))
+	return nil
 }
 
 // compiled compiles src and prints the resources of its kernel name. ok is

@@ -27,7 +27,7 @@ func init() {
 		Number: 2, Slug: "vector-add", Markdown: markdown, Kernels: "vector_add.cu",
 		Problem: problem(), Results: results,
 		Exercise: &lessons.Exercise{
-			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter,
+			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter, Bench: lessons.Size{1 << 26},
 			Task: "Compute the thread's global index, and guard the memory accesses with it.",
 		},
 		Testdata: testdata,

@@ -60,7 +60,7 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 4, Slug: "memory-access", Markdown: markdown, Kernels: "memory_access.cu", Problem: transposeProblem(), Results: results,
 		Exercise: &lessons.Exercise{
-			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Starter: starter,
+			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Starter: starter, Bench: lessons.Size{8192, 8192},
 			Task: "Stage the block's 32 × 32 tile in shared memory, so that the reads of in and the writes of out both go along rows.",
 		},
 		Testdata: testdata,

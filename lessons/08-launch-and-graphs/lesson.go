@@ -53,7 +53,7 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 8, Slug: "launch-and-graphs", Markdown: markdown, Kernels: "launches.cu", Problem: chainProblem(), Results: results,
 		Exercise: &lessons.Exercise{
-			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Starter: starter,
+			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Starter: starter, Bench: lessons.Size{1000, chainElems},
 			Task: "Write the chain's link, y = a·x + b for the first n elements; cudarepl captures a chain of your launches into a graph and replays it.",
 		},
 		Testdata: testdata,

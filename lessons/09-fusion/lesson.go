@@ -57,7 +57,7 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 9, Slug: "fusion", Markdown: markdown, Kernels: "fusion.cu", Problem: problem(), Results: results,
 		Exercise: &lessons.Exercise{
-			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Starter: starter,
+			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Starter: starter, Bench: lessons.Size{1 << 26},
 			Task: "Compute the expression in one statement, its intermediate in a register, so each input is read once and y written once.",
 		},
 		Testdata: testdata,

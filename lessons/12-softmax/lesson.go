@@ -41,7 +41,7 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 12, Slug: "softmax", Markdown: markdown, Kernels: "softmax.cu", Problem: problem(), Results: results,
 		Exercise: &lessons.Exercise{
-			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Starter: starter,
+			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Starter: starter, Bench: lessons.Size{elements / 4096, 4096},
 			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's.",
 		},
 		Testdata: testdata,
