@@ -1,6 +1,12 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
 
 // DeviceInfo describes one GPU: what it is and the limits a kernel meets.
 type DeviceInfo struct {
@@ -24,6 +30,8 @@ type DeviceInfo struct {
 	MaxBlocksPerSM         int
 	WarpSize               int
 	AsyncEngines           int
+	PCIAddress             string // e.g. "0000:1b:00.0"
+	PCIe                   PCIeLink
 	ECC                    bool
 	DriverVersion          string // the kernel module's release, e.g. "580.159.04"
 	CUDAVersion            string // the CUDA version the driver supports, e.g. "13.0"
@@ -82,6 +90,7 @@ func (d DeviceInfo) Rows() [][2]string {
 		{"blocks / SM", fmt.Sprintf("%d", d.MaxBlocksPerSM)},
 		{"warp size", fmt.Sprintf("%d threads", d.WarpSize)},
 		{"copy engines", fmt.Sprintf("%d", d.AsyncEngines)},
+		{"host link", d.PCIe.String()},
 		{"ECC", map[bool]string{true: "on", false: "off"}[d.ECC]},
 	}
 	return rows
@@ -130,6 +139,9 @@ const (
 	attrMaxSharedPerBlockOptin = 97
 	attrMaxBlocksPerSM         = 106
 	attrReservedSharedPerBlock = 111
+	attrPCIBusID               = 33
+	attrPCIDeviceID            = 34
+	attrPCIDomainID            = 50
 )
 
 // queryDevice reads the attributes of device dev.
@@ -177,5 +189,79 @@ func (d *driverAPI) queryDevice(dev int32) (DeviceInfo, error) {
 		info.CUDAVersion = cudaVersionString(int(v))
 	}
 	info.DriverVersion = kernelModuleVersion()
+	info.PCIAddress = fmt.Sprintf("%04x:%02x:%02x.0", attr(attrPCIDomainID), attr(attrPCIBusID), attr(attrPCIDeviceID))
+	info.PCIe = readPCIeLink("/sys/bus/pci/devices/" + info.PCIAddress)
 	return info, nil
+}
+
+// PCIeLink is the PCI Express link between the host and the GPU, as Linux
+// reports it in sysfs: zero where the system does not say.
+type PCIeLink struct {
+	GTs, MaxGTs     float64 // transfers a second per lane, in billions: now, and the most the link can
+	Width, MaxWidth int     // lanes: now, and the most the link can
+}
+
+// Known reports whether the link's top speed and width were read.
+func (l PCIeLink) Known() bool { return l.MaxGTs > 0 && l.MaxWidth > 0 }
+
+// Gen is the PCIe generation of the link's top speed: 2.5 GT/s is 1, 32 is 5.
+func (l PCIeLink) Gen() int {
+	if l.MaxGTs <= 0 {
+		return 0
+	}
+	for gen, gts := range []float64{2.5, 5, 8, 16, 32, 64} {
+		if l.MaxGTs <= gts+0.01 {
+			return gen + 1
+		}
+	}
+	return 0
+}
+
+// GBs is the link's nominal rate in each direction at its top speed and
+// width, in GB/s: lanes × transfers × the line code's share of payload
+// (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PCIe 6's FLIT coding
+// counted as 242/256) ÷ 8 bits. Packet headers take a further share, so no
+// copy reaches it.
+func (l PCIeLink) GBs() float64 {
+	code := 128.0 / 130
+	switch {
+	case l.MaxGTs <= 5:
+		code = 8.0 / 10
+	case l.MaxGTs > 32:
+		code = 242.0 / 256
+	}
+	return float64(l.MaxWidth) * l.MaxGTs * code / 8
+}
+
+func (l PCIeLink) String() string {
+	if !l.Known() {
+		return "PCIe link not reported"
+	}
+	s := fmt.Sprintf("PCIe Gen%d x%d (%.1f GB/s each way)", l.Gen(), l.MaxWidth, l.GBs())
+	if l.GTs > 0 && (l.GTs != l.MaxGTs || l.Width != l.MaxWidth) {
+		s += fmt.Sprintf(", running at %.1f GT/s x%d now", l.GTs, l.Width)
+	}
+	return s
+}
+
+// readPCIeLink reads the link of the PCI device at dir (its sysfs folder).
+func readPCIeLink(dir string) PCIeLink {
+	speed := func(name string) float64 {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64) // "32.0 GT/s PCIe"
+		return f
+	}
+	width := func(name string) int {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	return PCIeLink{GTs: speed("current_link_speed"), MaxGTs: speed("max_link_speed"),
+		Width: width("current_link_width"), MaxWidth: width("max_link_width")}
 }
