@@ -33,6 +33,8 @@ type Context struct {
 	graphs   map[uint64]*graphRec // by its CUgraphExec
 	allocs   map[DevicePtr]int64  // live cuMemAlloc allocations and their sizes, to know what a graph uses
 	slots    map[int]DevicePtr    // AllocSlot's allocations, by slot
+	streams  map[int]uintptr      // OnStream's further streams, by number
+	events   map[int]uintptr      // Record's and WaitFor's events, by number
 	blas     *blasHandle
 	lt       *ltHandle
 	libState map[string]any    // per Library, see LibContext.State
@@ -58,7 +60,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)
@@ -166,6 +168,12 @@ func (c *Context) release() {
 	}
 	for _, p := range c.slots {
 		d.cuMemFree(uint64(p))
+	}
+	for _, e := range c.events {
+		d.cuEventDestroy(e)
+	}
+	for _, s := range c.streams {
+		d.cuStreamDestroy(s)
 	}
 	for p, h := range c.host {
 		c.freeHost(p, h)

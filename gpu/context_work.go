@@ -148,11 +148,11 @@ func (c *Context) Capture(ops ...Op) (Graph, error) {
 func (c *Context) record(ops []Op) (uintptr, error) {
 	d := c.d
 	for _, op := range ops {
-		switch op.(type) {
-		case Sync, AllocSlot, FreeSlot:
-			return 0, fmt.Errorf("gpu: capture: %s cannot be captured into a graph", op.opName())
+		switch op := op.(type) {
+		case Sync, AllocSlot, FreeSlot, OnStream, Record, WaitFor:
+			return 0, fmt.Errorf("gpu: capture: %s cannot be captured into a graph here", op.opName())
 		case Launch:
-			for _, a := range op.(Launch).Args {
+			for _, a := range op.Args {
 				if a.Kind == ArgSlot {
 					return 0, fmt.Errorf("gpu: capture: %s takes a slot's pointer, which a graph cannot follow", op.opName())
 				}
@@ -185,6 +185,7 @@ func (c *Context) record(ops []Op) (uintptr, error) {
 func (c *Context) uses(ops []Op) []DevicePtr {
 	var ptrs []uint64
 	for _, op := range ops {
+		op, _ := unwrap(op)
 		switch op := op.(type) {
 		case Launch:
 			for _, a := range op.Args {
@@ -382,6 +383,24 @@ func (c *Context) prepareOp(op Op) (func() error, func(), error) {
 		}, nil, nil
 	case Sync:
 		return func() error { return c.sync("at a Sync op") }, nil, nil
+	case OnStream:
+		return c.prepareOnStream(op)
+	case Record:
+		return func() error {
+			e, err := c.event(op.Event)
+			if err != nil {
+				return err
+			}
+			return d.check(d.cuEventRecord(e, c.stream), "cuEventRecord", op.opName())
+		}, nil, nil
+	case WaitFor:
+		return func() error {
+			e, err := c.event(op.Event)
+			if err != nil {
+				return err
+			}
+			return d.check(d.cuStreamWaitEvent(c.stream, e, 0), "cuStreamWaitEvent", op.opName())
+		}, nil, nil
 	case AllocSlot:
 		return c.prepareAllocSlot(op)
 	case FreeSlot:
@@ -439,6 +458,143 @@ func (c *Context) prepareLaunch(l Launch) (func() error, func(), error) {
 		}
 		return nil
 	}, p.release, nil
+}
+
+// prepareOnStream enqueues op.Op on its stream: the enqueueing code reads
+// c.stream, so it runs with c.stream switched for the while.
+func (c *Context) prepareOnStream(op OnStream) (func() error, func(), error) {
+	if op.Stream < 0 {
+		return nil, nil, fmt.Errorf("gpu: %s: streams are numbered from 0", op.opName())
+	}
+	if _, nested := op.Op.(OnStream); nested {
+		return nil, nil, fmt.Errorf("gpu: %s: an OnStream inside another", op.opName())
+	}
+	inner, cleanup, err := c.prepareOp(op.Op)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() error {
+		s, err := c.streamNumbered(op.Stream)
+		if err != nil {
+			return err
+		}
+		saved := c.stream
+		c.stream = s
+		defer func() { c.stream = saved }()
+		return inner()
+	}, cleanup, nil
+}
+
+// streamNumbered is stream i: the device's own for 0, else one made on
+// first use, non-blocking so that it never waits on the legacy stream.
+func (c *Context) streamNumbered(i int) (uintptr, error) {
+	if i == 0 {
+		return c.stream, nil
+	}
+	if s, ok := c.streams[i]; ok {
+		return s, nil
+	}
+	const nonBlocking = 1
+	var s uintptr
+	if err := c.d.check(c.d.cuStreamCreate(&s, nonBlocking), "cuStreamCreate", fmt.Sprintf("stream %d", i)); err != nil {
+		return 0, err
+	}
+	c.streams[i] = s
+	return s, nil
+}
+
+// event is event i, made on first use.
+func (c *Context) event(i int) (uintptr, error) {
+	if e, ok := c.events[i]; ok {
+		return e, nil
+	}
+	var e uintptr
+	if err := c.d.check(c.d.cuEventCreate(&e, 0), "cuEventCreate", fmt.Sprintf("event %d", i)); err != nil {
+		return 0, err
+	}
+	c.events[i] = e
+	return e, nil
+}
+
+// Timeline runs ops once with a timing event recorded before and after
+// each, on its stream, waits for every stream, and returns when each op
+// ran: what a profiler's timeline shows, one row a stream.
+func (c *Context) Timeline(ops ...Op) ([]Span, error) {
+	var spans []Span
+	err := c.do(func() error {
+		d := c.d
+		run := make([]func() error, len(ops))
+		for i, op := range ops {
+			f, done, err := c.prepareOp(op)
+			if err != nil {
+				if len(ops) > 1 {
+					err = fmt.Errorf("op %d: %w", i, err)
+				}
+				return err
+			}
+			if done != nil {
+				defer done()
+			}
+			run[i] = f
+		}
+		evs := make([]uintptr, 2*len(ops)+1)
+		for i := range evs {
+			if err := d.check(d.cuEventCreate(&evs[i], 0), "cuEventCreate", "timeline"); err != nil {
+				for _, e := range evs[:i] {
+					d.cuEventDestroy(e)
+				}
+				return err
+			}
+		}
+		defer func() {
+			for _, e := range evs {
+				d.cuEventDestroy(e)
+			}
+		}()
+		if err := d.check(d.cuEventRecord(evs[0], c.stream), "cuEventRecord", "timeline start"); err != nil {
+			return err
+		}
+		used := map[int]bool{0: true}
+		for i, op := range ops {
+			_, n := unwrap(op)
+			s, err := c.streamNumbered(n)
+			if err != nil {
+				return err
+			}
+			used[n] = true
+			if err := d.check(d.cuEventRecord(evs[2*i+1], s), "cuEventRecord", op.opName()); err != nil {
+				return err
+			}
+			if err := run[i](); err != nil {
+				return err
+			}
+			if err := d.check(d.cuEventRecord(evs[2*i+2], s), "cuEventRecord", op.opName()); err != nil {
+				return err
+			}
+		}
+		for n := range used {
+			s, _ := c.streamNumbered(n)
+			if err := d.check(d.cuStreamSynchronize(s), "cuStreamSynchronize", fmt.Sprintf("stream %d, after the timeline", n)); err != nil {
+				return err
+			}
+		}
+		at := func(e uintptr) (time.Duration, error) {
+			var ms float32
+			err := d.check(d.cuEventElapsedTime(&ms, evs[0], e), "cuEventElapsedTime", "timeline")
+			return time.Duration(float64(ms) * 1e6), err
+		}
+		for i, op := range ops {
+			inner, n := unwrap(op)
+			start, err1 := at(evs[2*i+1])
+			end, err2 := at(evs[2*i+2])
+			if err := errors.Join(err1, err2); err != nil {
+				return err
+			}
+			spans = append(spans, Span{Stream: n, Op: inner.opName(), Start: start, End: end})
+		}
+		return nil
+	})
+	return spans, err
 }
 
 // prepareAllocSlot allocates into a slot when enqueued.

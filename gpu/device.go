@@ -61,6 +61,10 @@ type Device interface {
 	// threshold the pool keeps freed memory for the next allocation; above
 	// it, it gives memory back at each synchronisation.
 	MemPool(keep int64) (PoolStats, error)
+	// Timeline runs ops once, each on its stream (OnStream), and returns
+	// when each started and ended from CUDA events recorded around it,
+	// after waiting for every stream it used.
+	Timeline(ops ...Op) ([]Span, error)
 	// Bench times b inside the process that owns the context.
 	Bench(b Bench) (Timing, error)
 	// CallLibrary sends data to the Library registered as name, in the

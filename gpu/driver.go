@@ -60,6 +60,7 @@ type driverAPI struct {
 	cuStreamCreate      func(s *uintptr, flags uint32) cuResult
 	cuStreamDestroy     func(s uintptr) cuResult
 	cuStreamSynchronize func(s uintptr) cuResult
+	cuStreamWaitEvent   func(s, e uintptr, flags uint32) cuResult
 	cuEventCreate       func(e *uintptr, flags uint32) cuResult
 	cuEventDestroy      func(e uintptr) cuResult
 	cuEventRecord       func(e, s uintptr) cuResult
@@ -129,6 +130,7 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 		"cuStreamCreate":              &d.cuStreamCreate,
 		"cuStreamDestroy_v2":          &d.cuStreamDestroy,
 		"cuStreamSynchronize":         &d.cuStreamSynchronize,
+		"cuStreamWaitEvent":           &d.cuStreamWaitEvent,
 		"cuEventCreate":               &d.cuEventCreate,
 		"cuEventDestroy_v2":           &d.cuEventDestroy,
 		"cuEventRecord":               &d.cuEventRecord,

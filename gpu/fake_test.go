@@ -130,6 +130,14 @@ func (f *fakeDevice) Update(g Graph, ops ...Op) (Graph, error) {
 	return Graph{ID: g.ID, Ops: len(ops)}, nil
 }
 func (f *fakeDevice) MemPool(int64) (PoolStats, error) { return PoolStats{}, nil }
+func (f *fakeDevice) Timeline(ops ...Op) ([]Span, error) {
+	spans := make([]Span, len(ops))
+	for i, op := range ops {
+		inner, n := unwrap(op)
+		spans[i] = Span{Stream: n, Op: inner.opName()}
+	}
+	return spans, f.Run(ops...)
+}
 func (f *fakeDevice) CallLibrary(name string, data []byte) ([]byte, error) {
 	lib, err := lookupLibrary(name)
 	if err != nil {

@@ -365,6 +365,73 @@ func TestGPUSlotsAndPool(t *testing.T) {
 	}
 }
 
+// TestGPUStreamsAndTimeline: a two-chunk pipeline (copy in, add, copy out)
+// on two streams from pinned memory, joined back to the device's stream by
+// events, computes c = a + b, and its timeline puts each op on its stream
+// in order.
+func TestGPUStreamsAndTimeline(t *testing.T) {
+	w := openGPU(t)
+	ks := kernels(t, w, "vadd")
+	const n, chunks = 1 << 22, 2
+	r := newRand(t)
+	a, b := randFloats(r, n), randFloats(r, n)
+	host := func(v []float32) HostPtr {
+		p, err := w.AllocHost(4*n, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.FreeHost(p) })
+		if v != nil {
+			if err := w.WriteHost(p, asBytes(v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	ha, hb, hc := host(a), host(b), host(nil)
+	da, db, dc := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
+	const m = n / chunks
+	ops := []Op{Record{Event: 0}}
+	for i := range chunks {
+		s, off := i+1, uint64(4*m*i)
+		on := func(op Op) Op { return OnStream{Stream: s, Op: op} }
+		ops = append(ops, on(WaitFor{Event: 0}),
+			on(Copy{Kind: HostToDevice, Dst: uint64(da) + off, Src: uint64(ha) + off, Bytes: 4 * m}),
+			on(Copy{Kind: HostToDevice, Dst: uint64(db) + off, Src: uint64(hb) + off, Bytes: 4 * m}),
+			on(Launch{Kernel: ks["vadd"], Grid: Dim(Blocks(m, 256)), Block: Dim(256),
+				Args: []Arg{Ptr(da + DevicePtr(off)), Ptr(db + DevicePtr(off)), Ptr(dc + DevicePtr(off)), Int32(m)}}),
+			on(Copy{Kind: DeviceToHost, Dst: uint64(hc) + off, Src: uint64(dc) + off, Bytes: 4 * m}),
+			on(Record{Event: s}))
+	}
+	for i := range chunks {
+		ops = append(ops, WaitFor{Event: i + 1})
+	}
+	spans, err := w.Timeline(ops...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, n)
+	if err := w.ReadHost(asBytes(got), hc); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if got[i] != a[i]+b[i] {
+			t.Fatalf("c[%d] = %v, want %v", i, got[i], a[i]+b[i])
+		}
+	}
+	last := map[int]time.Duration{}
+	for _, sp := range spans {
+		if sp.End < sp.Start || sp.Start < last[sp.Stream] {
+			t.Errorf("span %+v is out of order on its stream (the last ended at %v)", sp, last[sp.Stream])
+		}
+		last[sp.Stream] = sp.End
+	}
+	if len(spans) != len(ops) || spans[4].Stream != 1 || spans[4].Op != "vadd" {
+		t.Errorf("timeline: %+v", spans)
+	}
+	t.Logf("timeline: %+v", spans)
+}
+
 // gemmRef computes row-major C = op(A)·op(B) in float64.
 func gemmRef(g GEMM, a, b []float64) []float64 {
 	c := make([]float64, g.M*g.N)

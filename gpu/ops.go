@@ -4,6 +4,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Op is one piece of device work that Run, Capture and Bench enqueue:
@@ -40,6 +41,43 @@ type Memset struct {
 
 // GraphOp replays a captured graph (cuGraphLaunch).
 type GraphOp struct{ Graph Graph }
+
+// OnStream enqueues Op on stream Stream: 0 is the device's own stream,
+// where Run, Capture and Bench enqueue and time; 1, 2, … are further
+// streams, made on first use, that run concurrently with it and with each
+// other. Order work across streams with Record and WaitFor; Run waits for
+// the device's own stream only, so work on another stream that it does
+// not wait for may still be running when Run returns.
+type OnStream struct {
+	Stream int
+	Op     Op
+}
+
+// Record records event Event, made on first use, on the stream it is
+// enqueued on (cuEventRecord): it completes when everything enqueued on
+// that stream before it has.
+type Record struct{ Event int }
+
+// WaitFor makes the stream it is enqueued on wait until event Event has
+// completed (cuStreamWaitEvent), without blocking the host.
+type WaitFor struct{ Event int }
+
+// Span is one op of a Timeline: when it ran on its stream, from the start
+// of the timeline.
+type Span struct {
+	Stream     int
+	Op         string
+	Start, End time.Duration
+}
+
+// unwrap is the op an OnStream wraps, and its stream; any other op, on
+// stream 0.
+func unwrap(op Op) (Op, int) {
+	if s, ok := op.(OnStream); ok {
+		return s.Op, s.Stream
+	}
+	return op, 0
+}
 
 // Sync waits on the host until everything enqueued before it has finished
 // (cuStreamSynchronize): the round trip a program pays when it
@@ -92,6 +130,14 @@ func (c Copy) opName() string    { return "copy " + c.Kind.String() }
 func (m Memset) opName() string  { return "memset" }
 func (g GraphOp) opName() string { return fmt.Sprintf("graph of %d ops", g.Graph.Ops) }
 func (Sync) opName() string      { return "synchronize" }
+func (s OnStream) opName() string {
+	if s.Op == nil {
+		return fmt.Sprintf("nothing on stream %d", s.Stream)
+	}
+	return fmt.Sprintf("%s on stream %d", s.Op.opName(), s.Stream)
+}
+func (r Record) opName() string  { return fmt.Sprintf("record event %d", r.Event) }
+func (w WaitFor) opName() string { return fmt.Sprintf("wait for event %d", w.Event) }
 func (a AllocSlot) opName() string {
 	return fmt.Sprintf("allocate %d bytes into slot %d%s", a.Bytes, a.Slot, map[bool]string{true: " from the pool"}[a.Pool])
 }
@@ -135,6 +181,9 @@ func init() {
 	gob.Register(Memset{})
 	gob.Register(GraphOp{})
 	gob.Register(Sync{})
+	gob.Register(OnStream{})
+	gob.Register(Record{})
+	gob.Register(WaitFor{})
 	gob.Register(AllocSlot{})
 	gob.Register(FreeSlot{})
 	gob.Register(GEMM{})

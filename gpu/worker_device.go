@@ -89,6 +89,7 @@ func (w *Worker) loadKernel(img *Image, name string) (Kernel, error) {
 func (w *Worker) ensureLoaded(ops ...[]Op) error {
 	for _, list := range ops {
 		for _, op := range list {
+			op, _ := unwrap(op)
 			l, ok := op.(Launch)
 			if !ok || w.loaded[kernelKey{l.Kernel.Image, l.Kernel.Name}] {
 				continue
@@ -148,6 +149,12 @@ func (w *Worker) Update(g Graph, ops ...Op) (Graph, error) {
 		return g, err
 	}
 	return r.Graph, nil
+}
+
+// Timeline runs ops once in the worker and returns when each ran.
+func (w *Worker) Timeline(ops ...Op) ([]Span, error) {
+	r, err := w.doOps("timeline of "+describeOps(ops), call{Method: "Timeline", Ops: ops}, nil, ops)
+	return r.Spans, err
 }
 
 // MemPool sets the default pool's release threshold in the worker and

@@ -44,6 +44,7 @@ type reply struct {
 	Graph  Graph
 	Timing Timing
 	Pool   PoolStats
+	Spans  []Span
 }
 
 // wireError carries an error across the pipe, keeping the typed error

@@ -108,6 +108,8 @@ func handle(dev Device, c call, send func(reply) error) reply {
 		r.Graph, err = dev.Capture(c.Ops...)
 	case "Update":
 		r.Graph, err = dev.Update(c.Graph, c.Ops...)
+	case "Timeline":
+		r.Spans, err = dev.Timeline(c.Ops...)
 	case "MemPool":
 		r.Pool, err = dev.MemPool(c.Bytes)
 	case "FreeGraph":
