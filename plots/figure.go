@@ -539,7 +539,7 @@ func barValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
-// Figure is either Lines or Bars.
+// Figure is Lines, Bars or a Timeline.
 type Figure interface {
 	Plot() (*plot.Plot, error)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,48 @@ func TestSVGGolden(t *testing.T) {
 	}
 }
 
+// sampleTimeline is a serial copy, compute, copy and the same in two
+// chunks on two streams.
+func sampleTimeline() Timeline {
+	return Timeline{Title: "Copy and compute", Subtitle: "made up", XLabel: "time (ms)",
+		Lanes: []string{"serial", "stream 1", "stream 2"},
+		Spans: []Span{
+			{0, "copy in", 0, 4}, {0, "compute", 4, 8}, {0, "copy out", 8, 12},
+			{1, "copy in", 0, 2}, {1, "compute", 2, 4}, {1, "copy out", 4, 6},
+			{2, "copy in", 2, 4}, {2, "compute", 4, 6}, {2, "copy out", 6, 8},
+		}}
+}
+
+func TestTimeline(t *testing.T) {
+	var b bytes.Buffer
+	if err := Terminal(&b, sampleTimeline(), 40); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join([]string{
+		"Copy and compute",
+		"made up",
+		"  serial │█████████▒▒▒▒▒▒▒▒▒▒▓▓▓▓▓▓▓▓▓▓",
+		"stream 1 │████▒▒▒▒▒▓▓▓▓▓               ",
+		"stream 2 │    █████▒▒▒▒▒▓▓▓▓▓          ",
+		"         └─────────────────────────────",
+		"          0                          12",
+		"          time (ms)",
+		"          █ copy in   ▒ compute   ▓ copy out",
+		""}, "\n")
+	if b.String() != want {
+		t.Errorf("terminal timeline:\n%s\nwant:\n%s", b.String(), want)
+	}
+	svg, err := Encode(sampleTimeline(), "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"Copy and compute", "stream 2", "copy out", "time (ms)"} {
+		if !bytes.Contains(svg, []byte(s)) {
+			t.Errorf("no %q in the timeline's SVG", s)
+		}
+	}
+}
+
 func TestSave(t *testing.T) {
 	dir := t.TempDir()
 	paths, err := Save(sample(), dir, "vector-add")
@@ -137,6 +180,11 @@ func TestBadFigures(t *testing.T) {
 		{"ragged series", Lines{Title: "r", Series: []Series{{Name: "s", X: []float64{1, 2}, Y: []float64{1}}}}, `series "s" has 2 x and 1 y values`},
 		{"bars without groups", Bars{Title: "b", Series: []BarSeries{{Name: "s"}}}, `"b" has no data`},
 		{"short bar series", Bars{Title: "b", Groups: []string{"a", "b"}, Series: []BarSeries{{Name: "s", Values: []float64{1}}}}, "has 1 values for 2 groups"},
+		{"timeline without lanes", Timeline{Title: "t"}, "timeline has no lanes"},
+		{"timeline without spans", Timeline{Title: "t", Lanes: []string{"s"}}, "timeline has no spans"},
+		{"span on no lane", Timeline{Lanes: []string{"s"}, Spans: []Span{{Lane: 1, Kind: "copy", End: 1}}}, "span 0 is on lane 1; there are 1"},
+		{"span backwards", Timeline{Lanes: []string{"s"}, Spans: []Span{{Kind: "copy", Start: 2, End: 1}}}, "span 0 (copy) ends at 1, before it starts at 2"},
+		{"span not finite", Timeline{Lanes: []string{"s"}, Spans: []Span{{Kind: "copy", End: math.NaN()}}}, "is not finite"},
 	}
 	for _, tt := range tests {
 		_, err := tt.fig.Plot()

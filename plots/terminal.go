@@ -17,6 +17,8 @@ func Terminal(w io.Writer, f Figure, cols int) error {
 		return terminalLines(w, f, cols)
 	case Bars:
 		return terminalBars(w, f, cols)
+	case Timeline:
+		return terminalTimeline(w, f, cols)
 	}
 	return fmt.Errorf("plots: no terminal chart for %T", f)
 }
