@@ -6,6 +6,7 @@ import "fmt"
 // arithmetic in each precision (tensor cores for all but FP32).
 const (
 	PeakDRAM = "dram" // bytes per second between DRAM and the chip
+	PeakPCIe = "pcie" // bytes per second each way over the host link
 	PeakFP32 = "fp32" // FP32 FMAs on the CUDA cores
 	PeakTF32 = "tf32" // TF32 on the tensor cores (what cuBLAS and cuDNN use for fp32 when allowed)
 	PeakFP16 = "fp16" // FP16 on the tensor cores, FP32 accumulation
@@ -34,6 +35,12 @@ var flopsPerSMClock = map[[2]int]map[string]float64{
 // driver does not report what it takes, or the architecture is not in the
 // table.
 func (d DeviceInfo) Peak(resource string) (rate float64, how string, ok bool) {
+	if resource == PeakPCIe {
+		if !d.PCIe.Known() {
+			return 0, "", false
+		}
+		return d.PCIe.GBs() * 1e9, fmt.Sprintf("PCIe Gen%d x%d, %.1f GT/s a lane", d.PCIe.Gen(), d.PCIe.MaxWidth, d.PCIe.MaxGTs), true
+	}
 	if resource == PeakDRAM {
 		if d.MemClockKHz == 0 || d.BusWidthBits == 0 {
 			return 0, "", false

@@ -8,6 +8,7 @@
 //
 //  1. hello-gpu: Hello, GPU
 //  2. vector-add: Vector add
+//  3. transfers: Transfers
 //  4. memory-access: Memory access
 //  5. matmul: Matrix multiplication
 //  6. batched-gemm: Batched GEMM

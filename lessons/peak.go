@@ -13,6 +13,7 @@ const PeakTable = "the table of peaks in gpu/peak.go"
 // peakNames says what each resource's peak is, for tables and figures.
 var peakNames = map[string]string{
 	gpu.PeakDRAM: "DRAM bandwidth",
+	gpu.PeakPCIe: "PCIe link, nominal",
 	gpu.PeakFP32: "FP32 peak (CUDA cores)",
 	gpu.PeakTF32: "TF32 tensor-core peak",
 	gpu.PeakFP16: "FP16 tensor-core peak",

@@ -228,6 +228,7 @@ func (c *Cell) Bench(slug string, n int, sizes ...string) error {
 				fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
 			}
 			env.Sizes = parsed
+			defer func() { env.Sizes = nil }() // this cell's sizes, not the next cell's
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)
@@ -262,6 +263,7 @@ func (c *Cell) Blocks(slug string, n int, blocks ...int) error {
 				fmt.Fprintf(env.Out, "No GPU here: replay shows the block sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
 			}
 			env.Blocks = blocks
+			defer func() { env.Blocks = nil }() // this cell's blocks, not the next cell's
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)

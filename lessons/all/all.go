@@ -6,6 +6,7 @@ package all
 import (
 	_ "cudarepl/lessons/01-hello-gpu"
 	_ "cudarepl/lessons/02-vector-add"
+	_ "cudarepl/lessons/03-transfers"
 	_ "cudarepl/lessons/04-memory-access"
 	_ "cudarepl/lessons/05-matmul"
 	_ "cudarepl/lessons/06-batched-gemm"

@@ -1,0 +1,229 @@
+package transfers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+)
+
+func pipelineProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "copy in, compute, copy out", DType: "float32", Unit: "GB/s",
+		CheckSizes: []lessons.Size{{1, 1}, {1000, 2}, {4099, 4}, {1 << 20, 4}},
+		Impls: []lessons.Impl{
+			{Name: copyIn, Library: true, Summary: "x copied to the GPU, from pinned memory, nothing else"},
+			{Name: compute, Library: true, Kernels: []string{"work"}, Summary: "the work kernel alone on x already on the GPU"},
+			{Name: copyOut, Library: true, Summary: "y copied back to pinned memory, nothing else"},
+			{Name: duplex, Library: true, Summary: "x copied in on one stream while y is copied out on another: the link both ways at once, the most any pipeline can overlap"},
+			{Name: serial, Library: true, Kernels: []string{"work"}, Summary: "copy all in, compute all, copy all out, one after another on one stream"},
+			{Name: pipelined, Library: true, Kernels: []string{"work"},
+				Summary: "32 chunks, each copied in, computed and copied out on one of the streams in turn, so one chunk's copies overlap another's compute"},
+		},
+		Setup: setupPipeline,
+		// x and y on the device, and a poisoned buffer; pinned x and y on
+		// the host, the data, and read-backs.
+		Memory: func(s lessons.Size) lessons.Memory {
+			b := 4 * int64(s[0])
+			return lessons.Memory{Device: 3 * b, Host: 6 * b}
+		},
+		// GB/s counts what the pipeline moves over the link, x in and y
+		// out, for every row: the rows compare as their times do.
+		Work:      func(s lessons.Size) float64 { return 8 * float64(s[0]) },
+		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d, %d streams", s[0], s[1]) },
+	}
+}
+
+// pcase is one size of the pipeline: x in pinned host memory, y back into
+// pinned host memory, through x and y on the device.
+type pcase struct {
+	env     *lessons.Env
+	n       int
+	streams int
+	x       []float32
+	hx, hy  gpu.HostPtr
+	dx, dy  gpu.DevicePtr
+	nan     gpu.DevicePtr // NaN, to poison host memory with
+	impl    string
+}
+
+func setupPipeline(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	c := &pcase{env: env, n: s[0], streams: s[1], x: randomFloats(s[0], uint64(s[0]+s[1]))}
+	b := 4 * int64(c.n)
+	var err error
+	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
+		return nil, err
+	}
+	for _, p := range []*gpu.DevicePtr{&c.dy, &c.nan} {
+		if *p, err = env.Dev.Alloc(b); err != nil {
+			c.Free()
+			return nil, err
+		}
+	}
+	for _, h := range []*gpu.HostPtr{&c.hx, &c.hy} {
+		if *h, err = env.Dev.AllocHost(b, true); err != nil {
+			c.Free()
+			return nil, err
+		}
+	}
+	// Fill hx, and run the whole once, so that each part alone finds what
+	// it reads in place.
+	k, err := kernel(env, "work")
+	if err != nil {
+		c.Free()
+		return nil, err
+	}
+	ops := append([]gpu.Op{gpu.Copy{Kind: gpu.DeviceToHost, Dst: uint64(c.hx), Src: uint64(c.dx), Bytes: b},
+		gpu.Memset{Dst: c.nan, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.n)}}, c.serial(k)...)
+	if err := env.Dev.Run(ops...); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// The pieces of the pipeline over elements [from, from+n).
+func (c *pcase) in(from, n int) gpu.Op {
+	return gpu.Copy{Kind: gpu.HostToDevice, Dst: uint64(c.dx) + 4*uint64(from), Src: uint64(c.hx) + 4*uint64(from), Bytes: 4 * int64(n)}
+}
+
+func (c *pcase) out(from, n int) gpu.Op {
+	return gpu.Copy{Kind: gpu.DeviceToHost, Dst: uint64(c.hy) + 4*uint64(from), Src: uint64(c.dy) + 4*uint64(from), Bytes: 4 * int64(n)}
+}
+
+func (c *pcase) work(k gpu.Kernel, from, n int) gpu.Op {
+	grid := max(1, min(gpu.Blocks(n, 256), c.env.Dev.Info().TwoWaves(256)))
+	return gpu.Launch{Kernel: k, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
+		Args: []gpu.Arg{gpu.Ptr(c.dx + gpu.DevicePtr(4*from)), gpu.Ptr(c.dy + gpu.DevicePtr(4*from)), gpu.Int32(int32(n)), gpu.Int32(workIters)}}
+}
+
+// serial is the whole in three steps on the device's stream.
+func (c *pcase) serial(k gpu.Kernel) []gpu.Op {
+	return []gpu.Op{c.in(0, c.n), c.work(k, 0, c.n), c.out(0, c.n)}
+}
+
+// chunked is the pipeline over streams 1…streams: chunk i goes to stream
+// 1 + i % streams, each stream starting after event 0 (recorded on the
+// device's stream first) and ending with its event, which the device's
+// stream waits for, unless join is false.
+func (c *pcase) chunked(k gpu.Kernel, join bool) []gpu.Op {
+	ops := []gpu.Op{gpu.Record{Event: 0}}
+	for s := 1; s <= c.streams; s++ {
+		ops = append(ops, gpu.OnStream{Stream: s, Op: gpu.WaitFor{Event: 0}})
+	}
+	chunk := (c.n + pipeChunks - 1) / pipeChunks
+	for i := 0; i*chunk < c.n; i++ {
+		from, n := i*chunk, min(chunk, c.n-i*chunk)
+		s := 1 + i%c.streams
+		ops = append(ops, gpu.OnStream{Stream: s, Op: c.in(from, n)}, gpu.OnStream{Stream: s, Op: c.work(k, from, n)},
+			gpu.OnStream{Stream: s, Op: c.out(from, n)})
+	}
+	if join {
+		for s := 1; s <= c.streams; s++ {
+			ops = append(ops, gpu.OnStream{Stream: s, Op: gpu.Record{Event: s}}, gpu.WaitFor{Event: s})
+		}
+	}
+	return ops
+}
+
+func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
+	c.impl = impl.Name
+	k, err := kernel(c.env, "work")
+	if err != nil {
+		return nil, err
+	}
+	switch impl.Name {
+	case copyIn:
+		return []gpu.Op{c.in(0, c.n)}, nil
+	case compute:
+		return []gpu.Op{c.work(k, 0, c.n)}, nil
+	case copyOut:
+		return []gpu.Op{c.out(0, c.n)}, nil
+	case duplex:
+		return []gpu.Op{gpu.Record{Event: 0},
+			gpu.OnStream{Stream: 1, Op: gpu.WaitFor{Event: 0}}, gpu.OnStream{Stream: 2, Op: gpu.WaitFor{Event: 0}},
+			gpu.OnStream{Stream: 1, Op: c.in(0, c.n)}, gpu.OnStream{Stream: 2, Op: c.out(0, c.n)},
+			gpu.OnStream{Stream: 1, Op: gpu.Record{Event: 1}}, gpu.OnStream{Stream: 2, Op: gpu.Record{Event: 2}},
+			gpu.WaitFor{Event: 1}, gpu.WaitFor{Event: 2}}, nil
+	case serial:
+		return c.serial(k), nil
+	case pipelined:
+		return c.chunked(k, true), nil
+	}
+	return nil, errors.New("the pipeline has no variant " + impl.Name)
+}
+
+// Poison fills with NaN what the last impl writes: x or y on the device,
+// y on the host.
+func (c *pcase) Poison() error {
+	b := 4 * int64(c.n)
+	nan := func(p gpu.DevicePtr) gpu.Op {
+		return gpu.Memset{Dst: p, Value: lessons.PoisonWord(gpu.FP32), Count: int64(c.n)}
+	}
+	hostNaN := gpu.Copy{Kind: gpu.DeviceToHost, Dst: uint64(c.hy), Src: uint64(c.nan), Bytes: b}
+	switch c.impl {
+	case copyIn:
+		return c.env.Dev.Run(nan(c.dx))
+	case compute:
+		return c.env.Dev.Run(nan(c.dy))
+	case copyOut:
+		return c.env.Dev.Run(hostNaN)
+	case duplex:
+		return c.env.Dev.Run(nan(c.dx), hostNaN)
+	}
+	return c.env.Dev.Run(nan(c.dx), nan(c.dy), hostNaN)
+}
+
+// want is work's result on x, in float64: iters rounds of v = a·v + (1 −
+// a) leave 1 + (x − 1)·aⁱᵗᵉʳˢ.
+func (c *pcase) want() []float64 {
+	a := 1 - 1.0/1024
+	f := math.Pow(a, workIters)
+	out := make([]float64, c.n)
+	for i, v := range c.x {
+		out[i] = 1 + (float64(v)-1)*f
+	}
+	return out
+}
+
+// tolWork allows for fp32 rounding in each of work's rounds, which its
+// pull towards 1 damps to about 2⁻²⁴ / 2⁻¹⁰ in all.
+const tolWork = 2e-4
+
+// Check compares what the last impl wrote: x on the device with x; y on
+// the device or the host with work's result.
+func (c *pcase) Check() (lessons.CheckStats, error) {
+	switch c.impl {
+	case copyIn, duplex:
+		got, err := gpu.Download[float32](c.env.Dev, c.dx, c.n)
+		if err != nil {
+			return lessons.CheckStats{}, err
+		}
+		st, err := lessons.CompareMove("x", got, c.x, func(i int) int { return i }, []int{c.n})
+		if err != nil || c.impl == copyIn {
+			return st, err
+		}
+	case compute:
+		got, err := gpu.Download[float32](c.env.Dev, c.dy, c.n)
+		if err != nil {
+			return lessons.CheckStats{}, err
+		}
+		return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
+	}
+	got := make([]float32, c.n)
+	if err := readHost(c.env, got, c.hy); err != nil {
+		return lessons.CheckStats{}, err
+	}
+	return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
+}
+
+func (c *pcase) Free() {
+	c.env.FreeAll(c.dx, c.dy, c.nan)
+	for _, h := range []gpu.HostPtr{c.hx, c.hy} {
+		if h != 0 {
+			c.env.Dev.FreeHost(h)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package transfers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/lessons"
+	"cudarepl/plots"
+)
+
+// link shows the PCIe link between the host and the GPU, the ceiling every
+// copy of this lesson is drawn against.
+func link(env *lessons.Env, l *lessons.Lesson, step string) error {
+	info, source, ok := env.Device(l, step)
+	if !ok {
+		fmt.Fprintln(env.Out, "No GPU here, and none was recorded with the lesson: its link is unknown.")
+		return nil
+	}
+	fmt.Fprintf(env.Out, "%s (%s), at %s: %s.\n", info.Name, source, info.PCIAddress, info.PCIe)
+	if !info.PCIe.Known() {
+		fmt.Fprintln(env.Out, "This system does not report the link in /sys/bus/pci: the copies are drawn without its nominal rate.")
+		return nil
+	}
+	fmt.Fprintf(env.Out, "Nominal rate each way: %d lanes × %.1f GT/s × 128/130 (the line code) ÷ 8 bits = %.1f GB/s.\n",
+		info.PCIe.MaxWidth, info.PCIe.MaxGTs, info.PCIe.GBs())
+	fmt.Fprintf(env.Out, "Against %.0f GB/s from the GPU's own memory: the link is %.0f× slower.\n",
+		info.PeakBandwidth()/1e9, info.PeakBandwidth()/(info.PCIe.GBs()*1e9))
+	return nil
+}
+
+// pinSizes are the sizes pinning is timed at.
+var pinSizes = []int64{1 << 20, 16 << 20, 256 << 20, 1 << 30}
+
+// pinning times allocating and freeing pinned host memory against pageable
+// memory, by size: the median of 5 rounds, each as the host sees it
+// (including one round trip to cudarepl's GPU worker, well under a
+// millisecond).
+func pinning(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		var out []lessons.Result
+		for _, b := range pinSizes {
+			var pin, unpin, page []time.Duration
+			for range 5 {
+				t0 := time.Now()
+				h, err := env.Dev.AllocHost(b, true)
+				if err != nil {
+					return out, err
+				}
+				t1 := time.Now()
+				if err := env.Dev.FreeHost(h); err != nil {
+					return out, err
+				}
+				t2 := time.Now()
+				if h, err = env.Dev.AllocHost(b, false); err != nil {
+					return out, err
+				}
+				page = append(page, time.Since(t2))
+				if err := env.Dev.FreeHost(h); err != nil {
+					return out, err
+				}
+				pin, unpin = append(pin, t1.Sub(t0)), append(unpin, t2.Sub(t1))
+			}
+			for _, f := range []struct {
+				what string
+				d    []time.Duration
+			}{{"allocate pinned (cuMemHostAlloc)", pin}, {"free pinned (cuMemFreeHost)", unpin}, {"allocate pageable", page}} {
+				st := gpu.Summarize(f.d)
+				out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: bytesLabel(b),
+					Dims: []int{int(b)}, MedianMs: float64(st.Median) / 1e6, MinMs: float64(st.Min) / 1e6, MaxMs: float64(st.Max) / 1e6, Reps: st.N}))
+			}
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	t := &lessons.Table{Headers: []string{"", "size", "median (ms)", "min–max (ms)", "GB/s"}, Right: []bool{false, true, true, true, true}}
+	for _, r := range rs {
+		gbs := "—"
+		if len(r.Dims) == 1 && r.MedianMs > 0 && strings.Contains(r.Variant, "pinned") {
+			gbs = fmt.Sprintf("%.1f", float64(r.Dims[0])/(r.MedianMs/1e3)/1e9)
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, r.Size, fmt.Sprintf("%.3f", r.MedianMs), fmt.Sprintf("%.3f–%.3f", r.MinMs, r.MaxMs), gbs})
+	}
+	t.Notes = append(t.Notes, "Medians of 5 rounds, as the host sees them. Pageable memory is only reserved until first touched; pinning touches and locks every page.",
+		env.About(rs))
+	env.PrintTable(t)
+	return nil
+}
+
+// timelineStreams are the pipelines the timeline draws, beside the serial one.
+var timelineStreams = []int{2, 4}
+
+// timeline runs the serial pipeline and the chunked one on 2 and 4
+// streams once each with CUDA events around every copy and kernel, and
+// draws when each ran: a row per stream.
+func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		var out []lessons.Result
+		for _, streams := range append([]int{0}, timelineStreams...) {
+			cs, err := setupPipeline(env, lessons.Size{pipeN, max(1, streams)})
+			if err != nil {
+				return out, err
+			}
+			c := cs.(*pcase)
+			k, err := kernel(env, "work")
+			if err != nil {
+				c.Free()
+				return out, err
+			}
+			ops, name := c.serial(k), "serial"
+			if streams > 0 {
+				ops, name = c.chunked(k, true), fmt.Sprintf("%d streams", streams)
+			}
+			spans, err := env.Dev.Timeline(ops...)
+			c.Free()
+			if err != nil {
+				return out, err
+			}
+			for i, sp := range spans {
+				kind := spanKind(sp.Op)
+				if kind == "" {
+					continue // the events that order the streams
+				}
+				lane := name
+				if streams > 0 {
+					lane = fmt.Sprintf("%s: stream %d", name, sp.Stream)
+				}
+				// A result a span: its op's place in the run keeps results
+				// of one lane and kind apart, and Detail holds the kind.
+				out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: lane, Size: fmt.Sprintf("op %d", i),
+					Detail: kind, MinMs: float64(sp.Start) / 1e6, MaxMs: float64(sp.End) / 1e6, MedianMs: float64(sp.End-sp.Start) / 1e6}))
+			}
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	fig := timelineFigure(rs)
+	t := &lessons.Table{Headers: []string{"", "ends at (ms)"}, Right: []bool{false, true}}
+	ends := map[string]float64{}
+	var order []string
+	for _, r := range rs {
+		name, _, _ := strings.Cut(r.Variant, ":")
+		if _, seen := ends[name]; !seen {
+			order = append(order, name)
+		}
+		ends[name] = max(ends[name], r.MaxMs)
+	}
+	for _, name := range order {
+		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%.2f", ends[name])})
+	}
+	t.Notes = append(t.Notes, env.About(rs))
+	env.PrintTable(t)
+	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
+	return env.Figure(l, step, fig)
+}
+
+// spanKind names a timeline op for the figure: "" for what is no work.
+func spanKind(op string) string {
+	switch {
+	case strings.HasPrefix(op, "copy host→device"):
+		return "copy in"
+	case strings.HasPrefix(op, "copy device→host"):
+		return "copy out"
+	case op == "work":
+		return "compute"
+	}
+	return ""
+}
+
+// timelineFigure draws the recorded spans, a lane a stream.
+func timelineFigure(rs []lessons.Result) plots.Timeline {
+	fig := plots.Timeline{Title: fmt.Sprintf("Copy in, compute, copy out: 2²⁶ floats in %d chunks", pipeChunks), XLabel: "time (ms)"}
+	lane := map[string]int{}
+	for _, r := range rs {
+		i, ok := lane[r.Variant]
+		if !ok {
+			i = len(fig.Lanes)
+			lane[r.Variant] = i
+			fig.Lanes = append(fig.Lanes, r.Variant)
+		}
+		fig.Spans = append(fig.Spans, plots.Span{Lane: i, Kind: r.Detail, Start: r.MinMs, End: r.MaxMs})
+	}
+	return fig
+}
+
+// tooEarly runs the pipeline without its last step, the device's stream
+// waiting for the others' events, and reads y at once: the copies out are
+// still running, and the check finds y unfinished.
+func tooEarly(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+	if !env.Live() {
+		fmt.Fprintln(env.Out, "No GPU here: on one, this step runs the pipeline without waiting for its streams, reads y at once, and shows the check finding it unfinished.")
+		return nil
+	}
+	cs, err := setupPipeline(env, lessons.Size{pipeN, 4})
+	if err != nil {
+		return err
+	}
+	c := cs.(*pcase)
+	defer c.Free()
+	k, err := kernel(env, "work")
+	if err != nil {
+		return err
+	}
+	c.impl = pipelined
+	if err := c.Poison(); err != nil {
+		return err
+	}
+	if err := env.Dev.Run(c.chunked(k, false)...); err != nil {
+		return err
+	}
+	_, early := c.Check()
+	// Now wait for every stream, as the joined pipeline does, and read again.
+	if err := env.Dev.Run(c.chunked(k, true)...); err != nil {
+		return err
+	}
+	_, late := c.Check()
+	switch {
+	case early == nil:
+		fmt.Fprintln(env.Out, "This time the copies happened to finish before y was read: the race is real, but it was not lost this time.")
+	default:
+		fmt.Fprintf(env.Out, "Read at once: %v\n", early)
+	}
+	if late != nil {
+		return fmt.Errorf("after waiting for the streams: %w", late)
+	}
+	fmt.Fprintln(env.Out, "Read after the device's stream waited for every stream's event: y passes the check.")
+	return nil
+}
