@@ -17,6 +17,17 @@ func RandomMatrix(n int) ([]float32, []float64) {
 	return v, ref
 }
 
+// RandomFloats returns n random values in [-1, 1), the same for the same
+// seed: inputs for kernels that only move data, checked bit for bit.
+func RandomFloats(n int, seed uint64) []float32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(2*r.Float64() - 1)
+	}
+	return out
+}
+
 // MatmulSample picks the elements of an m×n product to check: all of them
 // when the product is small enough to recompute on the CPU (nil), else 2048
 // at random plus the first and the last.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
@@ -122,7 +121,7 @@ type tcase struct {
 
 func setupCopy(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	n := s[0] / 4
-	c := &tcase{env: env, bytes: int64(s[0]), x: randomFloats(n, uint64(s[0]))}
+	c := &tcase{env: env, bytes: int64(s[0]), x: lessons.RandomFloats(n, uint64(s[0]))}
 	var err error
 	if c.dOut, err = gpu.Upload(env.Dev, c.x); err != nil {
 		return nil, err
@@ -161,16 +160,6 @@ func bytesLabel(b int64) string {
 		}
 	}
 	return fmt.Sprintf("%d B", b)
-}
-
-// randomFloats is n floats in [-1, 1), the same for the same seed.
-func randomFloats(n int, seed uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 3))
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = float32(2*r.Float64() - 1)
-	}
-	return out
 }
 
 // Ops is one copy, or the zero-copy kernel on enough blocks to fill the

@@ -50,7 +50,7 @@ type pcase struct {
 }
 
 func setupPipeline(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	c := &pcase{env: env, n: s[0], streams: s[1], x: randomFloats(s[0], uint64(s[0]+s[1]))}
+	c := &pcase{env: env, n: s[0], streams: s[1], x: lessons.RandomFloats(s[0], uint64(s[0]+s[1]))}
 	b := 4 * int64(c.n)
 	var err error
 	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {

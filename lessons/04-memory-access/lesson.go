@@ -7,7 +7,6 @@ package memaccess
 import (
 	"embed"
 	"fmt"
-	"math/rand/v2"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -188,16 +187,6 @@ func transposeProblem() *lessons.Problem {
 	}
 }
 
-// randomFloats is n floats in [-1, 1), the same for the same seed.
-func randomFloats(n int, seed uint64) []float32 {
-	r := rand.New(rand.NewPCG(seed, 4))
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = float32(2*r.Float64() - 1)
-	}
-	return out
-}
-
 // mcase is a problem whose kernels only move floats: y[i] = x[from(i)].
 type mcase struct {
 	env  *lessons.Env
@@ -215,7 +204,7 @@ type mcase struct {
 // setupMove uploads n random floats for size s of a problem whose kernels
 // move x[from(i)] to y[i], y being called name and shaped dims.
 func setupMove(env *lessons.Env, s lessons.Size, n int, name string, dims []int, from func(int) int) (lessons.Case, error) {
-	c := &mcase{env: env, size: s, x: randomFloats(n, uint64(n)), n: n, name: name, dims: dims, from: from}
+	c := &mcase{env: env, size: s, x: lessons.RandomFloats(n, uint64(n)), n: n, name: name, dims: dims, from: from}
 	var err error
 	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
 		return nil, err

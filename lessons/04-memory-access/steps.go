@@ -25,7 +25,7 @@ type pcase struct {
 
 func setupParticles(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	n := s[0]
-	fields := randomFloats(6*n, uint64(n))
+	fields := lessons.RandomFloats(6*n, uint64(n))
 	c := &pcase{env: env, n: n, want: make([]float64, n)}
 	x, vx := make([]float32, n), make([]float32, n)
 	for i := range n {
