@@ -174,7 +174,11 @@ func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, c
 		}
 	}
 	env.progress(total, total, "")
-	env.printf("%s, %s: every element checked against a float64 CPU reference\n", p.Name, env.source(out))
+	ref := p.Reference
+	if ref == "" {
+		ref = "a float64 CPU reference"
+	}
+	env.printf("%s, %s: every element checked against %s\n", p.Name, env.source(out), ref)
 	env.showChecks(p, out)
 	return firstErr
 }

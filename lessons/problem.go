@@ -87,7 +87,10 @@ type Problem struct {
 	Baseline string
 
 	CheckSizes []Size // include sizes that are not multiples of any block size
-	Impls      []Impl // in ladder order, library baselines last
+	// Reference says what the outputs are checked against, for the check's
+	// line: "a float64 CPU reference" when empty.
+	Reference string
+	Impls     []Impl // in ladder order, library baselines last
 
 	// Setup uploads fresh random inputs of size s and computes the reference.
 	Setup func(env *Env, s Size) (Case, error)

@@ -80,7 +80,7 @@ func init() {
 
 func copyProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "host↔device copy", DType: "float32", Unit: "GB/s", Peak: gpu.PeakPCIe,
+		Name: "host↔device copy", DType: "float32", Reference: "the input, bit for bit", Unit: "GB/s", Peak: gpu.PeakPCIe,
 		CheckSizes: []lessons.Size{{4}, {16}, {4096 + 16}, {1 << 20}},
 		Impls: []lessons.Impl{
 			{Name: h2dPageable, Library: true, Summary: "cuMemcpyHtoDAsync from ordinary (pageable) host memory: the driver stages it through a pinned buffer of its own"},

@@ -107,7 +107,7 @@ func moveMemory(n int) lessons.Memory {
 
 func strideProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "strided read", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		Name: "strided read", DType: "float32", Reference: "the input, bit for bit", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {3, 3}, {1000, 8}, {4096, 32}, {33 * 31, 31}, {1<<20 + 7, 1}},
 		Impls: []lessons.Impl{{Name: "read_stride", Summary: "y read in order, x read down the columns of a rows × stride matrix",
 			Requires: func(s lessons.Size) error {
@@ -128,7 +128,7 @@ func strideProblem() *lessons.Problem {
 
 func inflightProblem() *lessons.Problem {
 	p := &lessons.Problem{
-		Name: "copy, bytes in flight", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		Name: "copy, bytes in flight", DType: "float32", Reference: "the input, bit for bit", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {3, 1}, {1000, 2}, {4099, 1}, {1<<20 + 7, 4}, {1 << 20, 16}},
 		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 			return setupMove(env, s, s[0], "y", []int{s[0]}, func(i int) int { return i })
@@ -174,7 +174,7 @@ func particleProblem() *lessons.Problem {
 
 func transposeProblem() *lessons.Problem {
 	return &lessons.Problem{
-		Name: "transpose", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		Name: "transpose", DType: "float32", Reference: "the input, bit for bit", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {1, 7}, {3, 5}, {33, 31}, {100, 257}, {1000, 999}, {4099, 17}, {2048, 2048}},
 		Impls:      lessons.LadderImpls("memory_access.cu"),
 		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
