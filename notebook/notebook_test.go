@@ -307,3 +307,26 @@ func TestEditedStepInReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestSizesStayInTheirCell: the sizes or block sizes one cell measures at
+// are that cell's; the next cell, of another sweep, runs at its own.
+func TestSizesStayInTheirCell(t *testing.T) {
+	var out bytes.Buffer
+	env := &lessons.Env{Out: &out, NoGPU: errors.New("no GPU"), Workspace: t.TempDir()}
+	c := &Cell{Out: &out, Env: env}
+	if err := c.Bench("transfers", 5, "2^12"); err != nil {
+		t.Fatal(err)
+	}
+	if env.Sizes != nil {
+		t.Errorf("after a cell measured at 2^12, the next cell would run at %v", env.Sizes)
+	}
+	if err := c.Blocks("vector-add", 6, 96); err != nil {
+		t.Fatal(err)
+	}
+	if env.Blocks != nil {
+		t.Errorf("after a cell measured blocks of 96, the next cell would run at %v", env.Blocks)
+	}
+	if err := c.Bench("transfers", 8, "67108864x4"); err != nil {
+		t.Errorf("the pipeline's own sizes after another sweep's: %v", err)
+	}
+}
