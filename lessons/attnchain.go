@@ -2,7 +2,6 @@ package lessons
 
 import (
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 )
 
 // AttnChain is attention as lesson 13 runs it, a chain of launches:
@@ -32,11 +31,8 @@ func NewAttnChain(env *Env, a AttnShape, buf *AttnBuffers) (*AttnChain, error) {
 		file, name string
 		dst        *gpu.Kernel
 	}{{"attention.cu", "scale_h", &c.scale}, {"attention.cu", "causal_mask_h", &c.mask}, {"softmax.cu", "softmax_h", &c.softmax}} {
-		src, err := kernels.Source(k.file)
-		if err != nil {
-			return nil, err
-		}
-		if *k.dst, err = env.Kernel(src, k.name); err != nil {
+		var err error
+		if *k.dst, err = env.FileKernel(k.file, k.name); err != nil {
 			return nil, err
 		}
 	}

@@ -180,6 +180,16 @@ func (e *Env) Kernel(src gpu.Source, name string) (gpu.Kernel, error) {
 	return k, nil
 }
 
+// FileKernel loads kernel name from file in package kernels, as Kernel
+// does: compiled once a session, and a learner's edit of it used instead.
+func (e *Env) FileKernel(file, name string) (gpu.Kernel, error) {
+	src, err := kernels.Source(file)
+	if err != nil {
+		return gpu.Kernel{}, err
+	}
+	return e.Kernel(src, name)
+}
+
 // kernelSource returns the kernel file named file, or lesson l's when "".
 func kernelSource(l *Lesson, file string) (gpu.Source, error) {
 	if file == "" {

@@ -11,9 +11,11 @@ import (
 	"math"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
+
+// kernelFile holds the lesson's kernels.
+const kernelFile = "transfers.cu"
 
 //go:embed lesson.md
 var markdown string
@@ -62,7 +64,7 @@ func init() {
 		streams = append(streams, lessons.Size{pipeN, s})
 	}
 	lessons.Register(lessons.Def{
-		Number: 3, Slug: "transfers", Markdown: markdown, Kernels: "transfers.cu", Problem: copyProblem(), Results: results,
+		Number: 3, Slug: "transfers", Markdown: markdown, Kernels: kernelFile, Problem: copyProblem(), Results: results,
 		Actions: map[string]lessons.Action{
 			"The link":  lessons.Run{Name: "measure", F: link},
 			"Zero-copy": lessons.ShowKernel{Names: []string{"read_mapped"}},
@@ -182,7 +184,7 @@ func (c *tcase) Ops(impl lessons.Impl, _ gpu.Kernel, block int) ([]gpu.Op, error
 	case d2hPinned:
 		return out(c.pinOt), nil
 	case mapped:
-		k, err := kernel(c.env, "read_mapped")
+		k, err := c.env.FileKernel(kernelFile, "read_mapped")
 		if err != nil {
 			return nil, err
 		}
@@ -194,15 +196,6 @@ func (c *tcase) Ops(impl lessons.Impl, _ gpu.Kernel, block int) ([]gpu.Op, error
 			Args: []gpu.Arg{gpu.Ptr(gpu.DevicePtr(c.pinIn)), gpu.Ptr(c.dIn), gpu.Int32(int32(n4))}}}, nil
 	}
 	return nil, errors.New("copies have no variant " + impl.Name)
-}
-
-// kernel loads one of the lesson's kernels.
-func kernel(env *lessons.Env, name string) (gpu.Kernel, error) {
-	src, err := kernels.Source("transfers.cu")
-	if err != nil {
-		return gpu.Kernel{}, err
-	}
-	return env.Kernel(src, name)
 }
 
 // toHost reports whether the last impl copied out to host memory, and

@@ -70,7 +70,7 @@ func setupPipeline(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	}
 	// Fill hx, and run the whole once, so that each part alone finds what
 	// it reads in place.
-	k, err := kernel(env, "work")
+	k, err := env.FileKernel(kernelFile, "work")
 	if err != nil {
 		c.Free()
 		return nil, err
@@ -130,7 +130,7 @@ func (c *pcase) chunked(k gpu.Kernel, join bool) []gpu.Op {
 
 func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	c.impl = impl.Name
-	k, err := kernel(c.env, "work")
+	k, err := c.env.FileKernel(kernelFile, "work")
 	if err != nil {
 		return nil, err
 	}

@@ -105,7 +105,7 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 				return out, err
 			}
 			c := cs.(*pcase)
-			k, err := kernel(env, "work")
+			k, err := env.FileKernel(kernelFile, "work")
 			if err != nil {
 				c.Free()
 				return out, err
@@ -202,7 +202,7 @@ func tooEarly(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 	}
 	c := cs.(*pcase)
 	defer c.Free()
-	k, err := kernel(env, "work")
+	k, err := env.FileKernel(kernelFile, "work")
 	if err != nil {
 		return err
 	}

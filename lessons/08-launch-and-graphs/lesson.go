@@ -10,9 +10,11 @@ import (
 	"math/rand/v2"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
+
+// kernelFile holds the lesson's kernels.
+const kernelFile = "launches.cu"
 
 //go:embed lesson.md
 var markdown string
@@ -51,7 +53,7 @@ func init() {
 		chains = append(chains, lessons.Size{n, chainElems})
 	}
 	lessons.Register(lessons.Def{
-		Number: 8, Slug: "launch-and-graphs", Markdown: markdown, Kernels: "launches.cu", Problem: chainProblem(), Results: results,
+		Number: 8, Slug: "launch-and-graphs", Markdown: markdown, Kernels: kernelFile, Problem: chainProblem(), Results: results,
 		Exercise: &lessons.Exercise{
 			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Starter: starter, Bench: lessons.Size{1000, chainElems},
 			Task: "Write the chain's link, y = a·x + b for the first n elements; cudarepl captures a chain of your launches into a graph and replays it.",
@@ -154,7 +156,7 @@ func (c *ccase) launches(k gpu.Kernel, block int, a, b float32) []gpu.Op {
 func (c *ccase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
 	if k.Name == "" {
 		var err error
-		if k, err = c.kernel("chain_step"); err != nil {
+		if k, err = c.env.FileKernel(kernelFile, "chain_step"); err != nil {
 			return nil, err
 		}
 	}
@@ -177,15 +179,6 @@ func (c *ccase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return []gpu.Op{gpu.GraphOp{Graph: g}}, nil
 	}
 	return nil, fmt.Errorf("the chain has no variant %s", impl.Name)
-}
-
-// kernel loads one of the lesson's kernels.
-func (c *ccase) kernel(name string) (gpu.Kernel, error) {
-	src, err := kernels.Source("launches.cu")
-	if err != nil {
-		return gpu.Kernel{}, err
-	}
-	return c.env.Kernel(src, name)
 }
 
 func (c *ccase) Poison() error {

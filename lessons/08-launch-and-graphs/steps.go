@@ -79,8 +79,7 @@ const (
 // for it, each the median of interleaved rounds.
 func launchCost(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
-		c := &ccase{env: env}
-		k, err := c.kernel("empty")
+		k, err := env.FileKernel(kernelFile, "empty")
 		if err != nil {
 			return nil, err
 		}
@@ -144,7 +143,7 @@ func update(env *lessons.Env, l *lessons.Lesson, step string) error {
 		}
 		c := cs.(*ccase)
 		defer c.Free()
-		k, err := c.kernel("chain_step")
+		k, err := env.FileKernel(kernelFile, "chain_step")
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +211,7 @@ func freedUnderGraph(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 	}
 	c := cs.(*ccase)
 	defer c.Free()
-	k, err := c.kernel("chain_step")
+	k, err := env.FileKernel(kernelFile, "chain_step")
 	if err != nil {
 		return err
 	}
@@ -280,16 +279,16 @@ const (
 
 // allocateAt measures the four ways at n floats a temporary.
 func allocateAt(env *lessons.Env, l *lessons.Lesson, step string, n int) ([]lessons.Result, error) {
-	c := &ccase{env: env, n: n, x: integers(n, uint64(n))}
-	scale, err := c.kernel("scale_into")
+	x0 := integers(n, uint64(n))
+	scale, err := env.FileKernel(kernelFile, "scale_into")
 	if err != nil {
 		return nil, err
 	}
-	acc, err := c.kernel("accumulate")
+	acc, err := env.FileKernel(kernelFile, "accumulate")
 	if err != nil {
 		return nil, err
 	}
-	x, err := gpu.Upload(env.Dev, c.x)
+	x, err := gpu.Upload(env.Dev, x0)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +343,7 @@ func allocateAt(env *lessons.Env, l *lessons.Lesson, step string, n int) ([]less
 		{poolKept, slotted(true), keepAll},
 	}
 	want := make([]float64, n)
-	for i, v := range c.x {
+	for i, v := range x0 {
 		want[i] = float64(v) * temporaries * (temporaries + 1) / 2
 	}
 	size := fmt.Sprintf("n=%d (%s a temporary)", n, mib(bytes))

@@ -13,7 +13,6 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/fuse"
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -225,13 +224,10 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 // kernels loads the named kernels of fusion.cu (a learner's edit of one
 // comes in through Env.Kernel).
 func (c *fcase) kernels(names []string) ([]gpu.Kernel, error) {
-	src, err := kernels.Source("fusion.cu")
-	if err != nil {
-		return nil, err
-	}
 	out := make([]gpu.Kernel, len(names))
 	for i, name := range names {
-		if out[i], err = c.env.Kernel(src, name); err != nil {
+		var err error
+		if out[i], err = c.env.FileKernel("fusion.cu", name); err != nil {
 			return nil, err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -91,17 +90,14 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 		return nil, fmt.Errorf("%s: the bias kernel reads 8 channels at a time, so K must be a multiple of 8", lessons.ConvLabel(s))
 	}
 	c := &fcase{env: env, s: sh, data: lessons.NewConvData(sh, gpu.FP16)}
-	src, err := kernels.Source("bias_relu.cu")
-	if err != nil {
+	var err error
+	if c.bias, err = env.FileKernel("bias_relu.cu", "bias_add_nhwc"); err != nil {
 		return nil, err
 	}
-	if c.bias, err = env.Kernel(src, "bias_add_nhwc"); err != nil {
+	if c.act, err = env.FileKernel("bias_relu.cu", "relu_h"); err != nil {
 		return nil, err
 	}
-	if c.act, err = env.Kernel(src, "relu_h"); err != nil {
-		return nil, err
-	}
-	if c.biasAct, err = env.Kernel(src, "bias_relu_nhwc"); err != nil {
+	if c.biasAct, err = env.FileKernel("bias_relu.cu", "bias_relu_nhwc"); err != nil {
 		return nil, err
 	}
 	if c.buf, err = c.data.Upload(env.Dev, gpu.FP16, true); err != nil {

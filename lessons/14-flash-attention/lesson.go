@@ -9,7 +9,6 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/lessons"
 )
 
@@ -257,11 +256,7 @@ func (c *fcase) twin(k gpu.Kernel, name string) (gpu.Kernel, error) {
 	if c.a.D != 128 {
 		return k, nil
 	}
-	src, err := kernels.Source("flash_attention.cu")
-	if err != nil {
-		return gpu.Kernel{}, err
-	}
-	return c.env.Kernel(src, name)
+	return c.env.FileKernel("flash_attention.cu", name)
 }
 
 func (c *fcase) Poison() error { return c.buf.Poison() }
