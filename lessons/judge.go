@@ -102,16 +102,17 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 	e.PrintTable(checkTable(v.Results))
 	if x := l.Exercise; v.Err == nil && x != nil && x.Bench != nil && s.Like == x.Like && e.sanitizing == "" {
 		// Timing is a courtesy: a failure here does not fail the check.
-		if err := e.timeBeside(l, p, mine, k, x.Bench); err != nil {
+		if err := e.timeBeside(l, p, "exercise", mine, k, x.Bench); err != nil {
 			e.printf("(not timed: %v)\n", firstLine(err.Error()))
 		}
 	}
 	return e.verdict(v), nil
 }
 
-// timeBeside times a learner's kernel k, judged as mine, and the version
-// it is judged like at size, and shows them in one table.
-func (e *Env) timeBeside(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, size Size) error {
+// timeBeside times a learner's kernel k, run as mine, and the version of
+// p it stands for (mine.Like) at size, as step, and shows them in one
+// table: for an edited kernel, and for an exercise that passes.
+func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Kernel, size Size) error {
 	like, err := p.impl(mine.Like)
 	if err != nil {
 		return err
@@ -124,18 +125,19 @@ func (e *Env) timeBeside(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, size Si
 	if err != nil {
 		return err
 	}
-	course, err := benchPoint(e, l, p, "exercise", like, kl, size, like.block(), ceiling)
+	course, err := benchPoint(e, l, p, step, like, kl, size, like.block(), ceiling)
 	if err != nil {
 		return err
 	}
-	r, err := benchPoint(e, l, p, "exercise", mine, k, size, mine.block(), ceiling)
+	r, err := benchPoint(e, l, p, step, mine, k, size, mine.block(), ceiling)
 	if err != nil {
 		return err
 	}
 	r.Variant = mine.Name + " (yours)"
 	rs := []Result{r, course}
 	e.PrintTable(benchTable(p, rs))
-	e.printf("yours: %.1f %s; %s: %.1f %s (%s)\n", r.Throughput, r.Unit, like.Name, course.Throughput, course.Unit, p.label(size))
+	e.printf("yours: %.1f %s; the course's %s: %.1f %s (%s, %s)\n", r.Throughput, r.Unit, like.Name, course.Throughput, course.Unit,
+		p.label(size), ResultSet{Results: rs}.Source())
 	return nil
 }
 

@@ -307,17 +307,7 @@ func (e *VerdictError) Error() string { return e.Verdict.String() }
 // benchBeside times the course's kernel and the learner's at ed's size and
 // block, and shows them in one table.
 func (e *Env) benchBeside(l *Lesson, ed Edit, yours gpu.Source) error {
-	p, _ := l.findVariant(ed.Kernel)
-	im, _ := p.impl(ed.Kernel)
-	if err := e.fits(p, im, ed.Size); err != nil {
-		return err
-	}
-	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
-	k, err := e.implKernel(l, p, im)
-	if err != nil {
-		return err
-	}
-	course, err := benchPoint(e, l, p, "try", im, k, ed.Size, im.block(), ceiling)
+	p, err := l.findVariant(ed.Kernel)
 	if err != nil {
 		return err
 	}
@@ -325,21 +315,11 @@ func (e *Env) benchBeside(l *Lesson, ed Edit, yours gpu.Source) error {
 	if err != nil {
 		return err
 	}
-	ky, err := e.Dev.LoadKernel(img, ed.Kernel)
+	k, err := e.Dev.LoadKernel(img, ed.Kernel)
 	if err != nil {
 		return err
 	}
-	mine := Impl{Name: ed.Kernel, Like: ed.Kernel, Block: ed.Block}
-	r, err := benchPoint(e, l, p, "try", mine, ky, ed.Size, ed.Block, ceiling)
-	r.Variant = ed.Kernel + " (yours)"
-	if err != nil {
-		return err
-	}
-	rs := []Result{r, course}
-	e.PrintTable(benchTable(p, rs))
-	e.printf("yours: %.1f %s; the course's %s: %.1f %s (%s, %s)\n", r.Throughput, r.Unit, ed.Kernel, course.Throughput, course.Unit,
-		p.label(ed.Size), ResultSet{Results: rs}.Source())
-	return nil
+	return e.timeBeside(l, p, "try", Impl{Name: ed.Kernel, Like: ed.Kernel, Block: ed.Block}, k, ed.Size)
 }
 
 // StepKernels lists the kernels step i (from 0) shows, where it is a step
