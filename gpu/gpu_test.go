@@ -410,8 +410,8 @@ func TestGPUStreamsAndTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float32, n)
-	if err := w.ReadHost(asBytes(got), hc); err != nil {
+	got, err := DownloadHost[float32](w, hc, n)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range got {

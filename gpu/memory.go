@@ -36,6 +36,16 @@ func Upload[T Element](d Device, v []T) (DevicePtr, error) {
 // WriteSlice copies v to device memory at dst.
 func WriteSlice[T Element](d Device, dst DevicePtr, v []T) error { return d.Write(dst, asBytes(v)) }
 
+// DownloadHost copies n elements from host memory from AllocHost into a
+// new slice: how a process that does not own that memory reads it.
+func DownloadHost[T Element](d Device, src HostPtr, n int) ([]T, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("gpu: read host %d elements", n)
+	}
+	v := make([]T, n)
+	return v, d.ReadHost(asBytes(v), src)
+}
+
 // Download copies n elements from device memory at src into a new slice.
 func Download[T Element](d Device, src DevicePtr, n int) ([]T, error) {
 	if n < 0 {

@@ -71,6 +71,19 @@ func TestWorkerRoundTrip(t *testing.T) {
 	if err := w.Read(out, p); err != nil || !bytes.Equal(out, in) {
 		t.Errorf("Read = %q, %v; want %q, nil", out, err, in)
 	}
+	h, err := w.AllocHost(8, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteHost(h, asBytes([]float32{1.5, -2})); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := DownloadHost[float32](w, h, 2); err != nil || got[0] != 1.5 || got[1] != -2 {
+		t.Errorf("DownloadHost = %v, %v; want [1.5 -2]", got, err)
+	}
+	if _, err := DownloadHost[float32](w, h, -1); err == nil {
+		t.Error("DownloadHost of -1 elements: no error")
+	}
 	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 2.5)
 	// A non-sticky device error comes back as itself, with no restart.
 	err = w.Free(0xdead)

@@ -8,7 +8,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -224,30 +223,16 @@ func (c *tcase) Poison() error {
 func (c *tcase) Check() (lessons.CheckStats, error) {
 	n := int(c.bytes / 4)
 	var got []float32
+	var err error
 	if h, ok := c.toHost(); ok {
-		got = make([]float32, n)
-		if err := readHost(c.env, got, h); err != nil {
-			return lessons.CheckStats{}, err
-		}
+		got, err = gpu.DownloadHost[float32](c.env.Dev, h, n)
 	} else {
-		var err error
-		if got, err = gpu.Download[float32](c.env.Dev, c.dIn, n); err != nil {
-			return lessons.CheckStats{}, err
-		}
+		got, err = gpu.Download[float32](c.env.Dev, c.dIn, n)
+	}
+	if err != nil {
+		return lessons.CheckStats{}, err
 	}
 	return lessons.CompareMove("y", got, c.x, func(i int) int { return i }, []int{n})
-}
-
-// readHost reads host memory from AllocHost into v.
-func readHost(env *lessons.Env, v []float32, h gpu.HostPtr) error {
-	b := make([]byte, 4*len(v))
-	if err := env.Dev.ReadHost(b, h); err != nil {
-		return err
-	}
-	for i := range v {
-		v[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
-	}
-	return nil
 }
 
 func (c *tcase) Free() {

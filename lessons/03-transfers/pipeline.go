@@ -212,8 +212,8 @@ func (c *pcase) Check() (lessons.CheckStats, error) {
 		}
 		return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
 	}
-	got := make([]float32, c.n)
-	if err := readHost(c.env, got, c.hy); err != nil {
+	got, err := gpu.DownloadHost[float32](c.env.Dev, c.hy, c.n)
+	if err != nil {
 		return lessons.CheckStats{}, err
 	}
 	return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
