@@ -66,9 +66,8 @@ func pinning(env *lessons.Env, l *lessons.Lesson, step string) error {
 				what string
 				d    []time.Duration
 			}{{"allocate pinned (cuMemHostAlloc)", pin}, {"free pinned (cuMemFreeHost)", unpin}, {"allocate pageable", page}} {
-				st := gpu.Summarize(f.d)
-				out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: bytesLabel(b),
-					Dims: []int{int(b)}, MedianMs: float64(st.Median) / 1e6, MinMs: float64(st.Min) / 1e6, MaxMs: float64(st.Max) / 1e6, Reps: st.N}))
+				r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: bytesLabel(b), Dims: []int{int(b)}}
+				out = append(out, env.Record(r.WithTimes(gpu.Summarize(f.d))))
 			}
 		}
 		return out, nil

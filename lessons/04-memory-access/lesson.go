@@ -7,6 +7,7 @@ package memaccess
 import (
 	"embed"
 	"fmt"
+	"slices"
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
@@ -227,7 +228,7 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		rows := n / stride
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(rows, block), stride), Block: gpu.Dim(block),
 			Args: []gpu.Arg{x, y, gpu.Int32(int32(rows)), gpu.Int32(int32(stride))}}}, nil
-	case isCopy(impl.Name):
+	case slices.Contains(copyKernels, impl.Name):
 		grid := c.size[1] * c.env.Dev.Info().SMs
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(grid), Block: gpu.Dim(block), Args: []gpu.Arg{x, y, gpu.Int32(int32(c.size[0]))}}}, nil
 	default: // a transpose
@@ -235,15 +236,6 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(cols, 32), gpu.Blocks(rows, 32)), Block: gpu.Dim(32, 8),
 			Args: []gpu.Arg{x, y, gpu.Int32(int32(rows)), gpu.Int32(int32(cols))}}}, nil
 	}
-}
-
-func isCopy(name string) bool {
-	for _, k := range copyKernels {
-		if k == name {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *mcase) Poison() error {
