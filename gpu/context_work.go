@@ -311,7 +311,25 @@ func (c *Context) MemPool(keep int64) (PoolStats, error) {
 // memory packed and pinned up front, so that enqueueing allocates nothing.
 // done releases that memory; call it once nothing can read it any more.
 func (c *Context) prepare(ops []Op) (run func() error, done func(), err error) {
-	steps := make([]func() error, 0, len(ops))
+	steps, done, err := c.prepareSteps(ops)
+	if err != nil {
+		return nil, nil, err
+	}
+	run = func() error {
+		for _, s := range steps {
+			if err := s(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return run, done, nil
+}
+
+// prepareSteps is prepare with a function an op, for a caller that does
+// something between them (Timeline records events).
+func (c *Context) prepareSteps(ops []Op) (steps []func() error, done func(), err error) {
+	steps = make([]func() error, 0, len(ops))
 	var cleanups []func()
 	done = func() {
 		for _, f := range cleanups {
@@ -332,15 +350,7 @@ func (c *Context) prepare(ops []Op) (run func() error, done func(), err error) {
 			cleanups = append(cleanups, cleanup)
 		}
 	}
-	run = func() error {
-		for _, s := range steps {
-			if err := s(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return run, done, nil
+	return steps, done, nil
 }
 
 func (c *Context) prepareOp(op Op) (func() error, func(), error) {
@@ -523,20 +533,11 @@ func (c *Context) Timeline(ops ...Op) ([]Span, error) {
 	var spans []Span
 	err := c.do(func() error {
 		d := c.d
-		run := make([]func() error, len(ops))
-		for i, op := range ops {
-			f, done, err := c.prepareOp(op)
-			if err != nil {
-				if len(ops) > 1 {
-					err = fmt.Errorf("op %d: %w", i, err)
-				}
-				return err
-			}
-			if done != nil {
-				defer done()
-			}
-			run[i] = f
+		run, done, err := c.prepareSteps(ops)
+		if err != nil {
+			return err
 		}
+		defer done()
 		evs := make([]uintptr, 2*len(ops)+1)
 		for i := range evs {
 			if err := d.check(d.cuEventCreate(&evs[i], 0), "cuEventCreate", "timeline"); err != nil {
