@@ -21,7 +21,7 @@ const rounds = 20
 type figure struct {
 	what    string
 	samples []time.Duration
-	extra   int64 // device memory held, for allocation figures; -1 when not measured
+	extra   int64 // device memory held, for allocation figures
 }
 
 // record turns f into a Result of step, times per unit (a launch, a step),
@@ -30,10 +30,7 @@ type figure struct {
 func (f figure) record(env *lessons.Env, l *lessons.Lesson, step, size string) lessons.Result {
 	st := gpu.Summarize(f.samples)
 	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: size,
-		MedianMs: ms(st.Median), MinMs: ms(st.P10), MaxMs: ms(st.P90), Reps: st.N}
-	if f.extra >= 0 {
-		r.ExtraMem = f.extra
-	}
+		MedianMs: ms(st.Median), MinMs: ms(st.P10), MaxMs: ms(st.P90), Reps: st.N, ExtraMem: f.extra}
 	return env.Record(r)
 }
 
@@ -93,9 +90,9 @@ func launchCost(env *lessons.Env, l *lessons.Lesson, step string) error {
 			return nil, err
 		}
 		defer env.Dev.FreeGraph(g)
-		host := figure{what: "enqueue a launch (host)", extra: -1}
-		dev := figure{what: "run an empty kernel (GPU, from a graph)", extra: -1}
-		wait := figure{what: "launch and synchronise (host)", extra: -1}
+		host := figure{what: "enqueue a launch (host)"}
+		dev := figure{what: "run an empty kernel (GPU, from a graph)"}
+		wait := figure{what: "launch and synchronise (host)"}
 		for range rounds {
 			t, err := env.Dev.Bench(gpu.Bench{Name: "empty launches", Ops: [][]gpu.Op{batch}, HostWall: true, Reps: 5})
 			if err != nil {
@@ -147,9 +144,9 @@ func update(env *lessons.Env, l *lessons.Lesson, step string) error {
 		if err != nil {
 			return nil, err
 		}
-		build := figure{what: "capture and instantiate", extra: -1}
-		upd := figure{what: "capture and update in place", extra: -1}
-		replay := figure{what: "replay the graph", extra: -1}
+		build := figure{what: "capture and instantiate"}
+		upd := figure{what: "capture and update in place"}
+		replay := figure{what: "replay the graph"}
 		for round := range rounds {
 			g, err := env.Dev.Capture(c.launches(k, 256, chainA, chainB)...)
 			if err != nil {
@@ -372,8 +369,7 @@ func allocateAt(env *lessons.Env, l *lessons.Lesson, step string, n int) ([]less
 		switch w.name {
 		case prealloc:
 			f.extra = temporaries * bytes
-		case perStep:
-			f.extra = 0
+		case perStep: // it holds nothing between steps
 		default:
 			pool, err := env.Dev.MemPool(-1)
 			if err != nil {
