@@ -97,6 +97,10 @@ var timelineStreams = []int{2, 4}
 // draws when each ran: a row per stream.
 func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		k, err := env.FileKernel(kernelFile, "work")
+		if err != nil {
+			return nil, err
+		}
 		var out []lessons.Result
 		for _, streams := range append([]int{0}, timelineStreams...) {
 			cs, err := setupPipeline(env, lessons.Size{pipeN, max(1, streams)})
@@ -104,11 +108,6 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 				return out, err
 			}
 			c := cs.(*pcase)
-			k, err := env.FileKernel(kernelFile, "work")
-			if err != nil {
-				c.Free()
-				return out, err
-			}
 			ops, name := c.serial(k), "serial"
 			if streams > 0 {
 				ops, name = c.chunked(k, true), fmt.Sprintf("%d streams", streams)
