@@ -114,7 +114,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	first := a.check(env, l, step, p, len(a.More) > 0, true)
 	for _, more := range a.More {
 		env.printf("\n")
-		if err := (CheckStep{Problem: more}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
+		if err := (CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
 			first = err
 		}
 		if errors.Is(first, ErrStopped) {
