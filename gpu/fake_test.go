@@ -51,12 +51,24 @@ func (f *fakeDevice) Free(p DevicePtr) error {
 	return nil
 }
 
+// buf is the n bytes at p, which may point inside an allocation.
 func (f *fakeDevice) buf(p DevicePtr, n int) ([]byte, error) {
-	b, ok := f.mem[p]
-	if !ok || len(b) < n {
-		return nil, &CUDAError{Call: "cuMemcpy", Code: 1, Name: "CUDA_ERROR_INVALID_VALUE"}
+	for base, b := range f.mem {
+		if p >= base && uint64(p-base)+uint64(n) <= uint64(len(b)) {
+			return b[p-base:][:n], nil
+		}
 	}
-	return b[:n], nil
+	return nil, &CUDAError{Call: "cuMemcpy", Code: 1, Name: "CUDA_ERROR_INVALID_VALUE"}
+}
+
+// hostBuf is the host memory at p, which may point inside an allocation.
+func (f *fakeDevice) hostBuf(p HostPtr) []byte {
+	for base, b := range f.host {
+		if p >= base && uint64(p-base) < uint64(len(b)) {
+			return b[p-base:]
+		}
+	}
+	return nil
 }
 
 func (f *fakeDevice) Write(dst DevicePtr, src []byte) error {
@@ -82,8 +94,8 @@ func (f *fakeDevice) AllocHost(n int64, pinned bool) (HostPtr, error) {
 	return p, nil
 }
 func (f *fakeDevice) FreeHost(p HostPtr) error              { delete(f.host, p); return nil }
-func (f *fakeDevice) WriteHost(p HostPtr, src []byte) error { copy(f.host[p], src); return nil }
-func (f *fakeDevice) ReadHost(dst []byte, p HostPtr) error  { copy(dst, f.host[p]); return nil }
+func (f *fakeDevice) WriteHost(p HostPtr, src []byte) error { copy(f.hostBuf(p), src); return nil }
+func (f *fakeDevice) ReadHost(dst []byte, p HostPtr) error  { copy(dst, f.hostBuf(p)); return nil }
 
 func (f *fakeDevice) LoadKernel(img *Image, name string) (Kernel, error) {
 	return Kernel{Name: name, Image: img.Key, Attrs: KernelAttrs{MaxThreadsPerBlock: 1024}}, nil

@@ -24,17 +24,37 @@ func (w *Worker) Free(p DevicePtr) error {
 	return err
 }
 
+// pipePiece is the most bytes one call carries through the worker's pipe:
+// a larger transfer goes as several calls, each within the time limit on
+// its own, so that reading a gigabyte back is not taken for a hang.
+const pipePiece = 64 << 20
+
+// inPieces calls f on [from, to) pieces of n bytes, pipePiece at most
+// each, in order, until one fails; once, on [0, 0), when n is 0.
+func inPieces(n int, f func(from, to int) error) error {
+	for from := 0; from < n || from == 0; from += pipePiece {
+		if err := f(from, min(from+pipePiece, n)); err != nil || n == 0 {
+			return err
+		}
+	}
+	return nil
+}
+
 // Write copies src to device memory at dst.
 func (w *Worker) Write(dst DevicePtr, src []byte) error {
-	_, err := w.do(fmt.Sprintf("write %d bytes", len(src)), call{Method: "Write", Ptr: uint64(dst), Data: src})
-	return err
+	return inPieces(len(src), func(from, to int) error {
+		_, err := w.do(fmt.Sprintf("write %d bytes", to-from), call{Method: "Write", Ptr: uint64(dst) + uint64(from), Data: src[from:to]})
+		return err
+	})
 }
 
 // Read copies device memory at src into dst.
 func (w *Worker) Read(dst []byte, src DevicePtr) error {
-	r, err := w.do(fmt.Sprintf("read %d bytes", len(dst)), call{Method: "Read", Ptr: uint64(src), Bytes: int64(len(dst))})
-	copy(dst, r.Data)
-	return err
+	return inPieces(len(dst), func(from, to int) error {
+		r, err := w.do(fmt.Sprintf("read %d bytes", to-from), call{Method: "Read", Ptr: uint64(src) + uint64(from), Bytes: int64(to - from)})
+		copy(dst[from:to], r.Data)
+		return err
+	})
 }
 
 // AllocHost allocates host memory in the worker, page-locked when pinned.
@@ -52,15 +72,19 @@ func (w *Worker) FreeHost(p HostPtr) error {
 
 // WriteHost copies src into the worker's host memory at dst.
 func (w *Worker) WriteHost(dst HostPtr, src []byte) error {
-	_, err := w.do("write host", call{Method: "WriteHost", Ptr: uint64(dst), Data: src})
-	return err
+	return inPieces(len(src), func(from, to int) error {
+		_, err := w.do("write host", call{Method: "WriteHost", Ptr: uint64(dst) + uint64(from), Data: src[from:to]})
+		return err
+	})
 }
 
 // ReadHost copies the worker's host memory at src into dst.
 func (w *Worker) ReadHost(dst []byte, src HostPtr) error {
-	r, err := w.do("read host", call{Method: "ReadHost", Ptr: uint64(src), Bytes: int64(len(dst))})
-	copy(dst, r.Data)
-	return err
+	return inPieces(len(dst), func(from, to int) error {
+		r, err := w.do("read host", call{Method: "ReadHost", Ptr: uint64(src) + uint64(from), Bytes: int64(to - from)})
+		copy(dst[from:to], r.Data)
+		return err
+	})
 }
 
 // LoadKernel loads img in the worker and returns its kernel name. The image

@@ -96,6 +96,65 @@ func TestWorkerRoundTrip(t *testing.T) {
 	}
 }
 
+// TestWorkerLargeTransfers moves more than one pipe piece each way, to
+// device and to host memory: the pieces land where they belong.
+func TestWorkerLargeTransfers(t *testing.T) {
+	w := openFake(t, 5*time.Second)
+	n := pipePiece + 4099
+	in := make([]byte, n)
+	for i := range in {
+		in[i] = byte(i*7 + i>>20)
+	}
+	p, err := w.Alloc(int64(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := w.AllocHost(int64(n), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, n)
+	if err := w.Write(p, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Read(out, p); err != nil || !bytes.Equal(out, in) {
+		t.Errorf("Read after Write of %d bytes: equal %v, %v", n, bytes.Equal(out, in), err)
+	}
+	clear(out)
+	if err := w.WriteHost(h, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ReadHost(out, h); err != nil || !bytes.Equal(out, in) {
+		t.Errorf("ReadHost after WriteHost of %d bytes: equal %v, %v", n, bytes.Equal(out, in), err)
+	}
+	if err := w.Read(nil, p); err != nil {
+		t.Errorf("Read of 0 bytes = %v", err)
+	}
+}
+
+func TestInPieces(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want [][2]int
+	}{
+		{0, [][2]int{{0, 0}}},
+		{5, [][2]int{{0, 5}}},
+		{pipePiece, [][2]int{{0, pipePiece}}},
+		{pipePiece + 1, [][2]int{{0, pipePiece}, {pipePiece, pipePiece + 1}}},
+	} {
+		var got [][2]int
+		inPieces(tc.n, func(from, to int) error { got = append(got, [2]int{from, to}); return nil })
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("inPieces(%d): %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	calls := 0
+	err := inPieces(3*pipePiece, func(from, to int) error { calls++; return errors.New("broken") })
+	if err == nil || calls != 1 {
+		t.Errorf("a failing piece: %v after %d calls, want the error after 1", err, calls)
+	}
+}
+
 func TestWorkerRecovers(t *testing.T) {
 	tests := []struct {
 		kernel    string
