@@ -10,7 +10,9 @@ import (
 
 // Exercise is a kernel handed to the learner with a part left out. Their
 // copy lives in the workspace, never in the embedded source, and is judged
-// exactly as the lesson's own versions are.
+// exactly as the lesson's own versions are. An exercise with a Plan is not
+// a kernel but a plan of the work in a language of the lesson's own, such
+// as lesson 3's schedule of streams and events.
 type Exercise struct {
 	File    string // the copy's file name, e.g. "vadd_exercise.cu"
 	Kernel  string // the kernel the learner completes, e.g. "vadd_exercise"
@@ -20,6 +22,25 @@ type Exercise struct {
 	// Bench, if set, is the size a kernel that passes is timed at, beside
 	// the version it is judged like: correct is not the same as fast.
 	Bench Size
+
+	// Plan, if set, reads a learner's file into a plan of the work, or says
+	// why it is wrong, naming the line; the plan is then run as Like on the
+	// case (Impl.Plan) and checked and timed as a kernel would be. Files
+	// named with File's extension are judged this way.
+	Plan func(code string) (any, error)
+	// Show, if set, runs after a plan passes its checks and is timed, to
+	// show what it did (lesson 3 draws the learner's timeline).
+	Show func(env *Env, l *Lesson, plan any) error
+	// What is what the learner writes, for messages: "kernel" when empty.
+	What string
+}
+
+// plans reports whether s is for x's Plan rather than a kernel: x reads
+// plans, and s is a file of x's kind that names no kernel and no other
+// version to judge it like.
+func (x *Exercise) plans(s Submission) bool {
+	return x != nil && x.Plan != nil && s.Kernel == "" && (s.Like == "" || s.Like == x.Like) &&
+		filepath.Ext(s.File) == filepath.Ext(x.File)
 }
 
 // Path is where the learner's copy of x lives for lesson l.

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -68,6 +69,9 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 	if s.Like == "" {
 		return Verdict{}, fmt.Errorf("%s has no exercise: say which version to judge against with --like", l.Slug)
 	}
+	if l.Exercise.plans(s) {
+		return e.judgePlan(l, s)
+	}
 	p, err := l.findVariant(s.Like)
 	if err != nil {
 		return Verdict{}, err
@@ -104,6 +108,61 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		// Timing is a courtesy: a failure here does not fail the check.
 		if err := e.timeBeside(l, p, "exercise", mine, k, x.Bench); err != nil {
 			e.printf("(not timed: %v)\n", firstLine(err.Error()))
+		}
+	}
+	return e.verdict(v), nil
+}
+
+// needsGPU is a plan that reads and passes what can be checked without a
+// GPU; it is ErrNeedsGPU to errors.Is.
+type needsGPU string
+
+func (n needsGPU) Error() string      { return string(n) }
+func (needsGPU) Is(target error) bool { return target == ErrNeedsGPU }
+
+// judgePlan judges a learner's plan of the work (Exercise.Plan): read and
+// checked as written on any machine, then, on a GPU, run as the exercise's
+// version at every check size of its problem, timed beside it where it
+// passes, and shown.
+func (e *Env) judgePlan(l *Lesson, s Submission) (Verdict, error) {
+	x := l.Exercise
+	p, err := l.findVariant(x.Like)
+	if err != nil {
+		return Verdict{}, err
+	}
+	v := Verdict{Kernel: "your " + cmp.Or(x.What, "plan"), Like: x.Like}
+	plan, err := x.Plan(s.Code)
+	if err != nil {
+		// Wrong as written: judged, as a kernel that does not compile is.
+		v.Err, v.Judged = fmt.Errorf("%s: %w", s.File, err), true
+		e.printf("%s\n", v)
+		return v, nil
+	}
+	if d, ok := plan.(fmt.Stringer); ok {
+		e.printf("%s: %s\n", s.File, d)
+	}
+	if !e.Live() {
+		v.Err = needsGPU("running it needs a GPU; it reads, and its order is sound, which is as far as replay mode goes")
+		e.printf("%s\n", v)
+		return v, nil
+	}
+	v.Judged = true
+	mine := Impl{Name: x.Kernel, Like: x.Like, Plan: plan, Library: true} // no kernel of its own: no block size to show
+	v.Results, v.Err = checkImpl(e, l, p, "check", mine, gpu.Kernel{}, 0, len(p.CheckSizes))
+	e.progress(1, 1, "")
+	e.PrintTable(checkTable(v.Results))
+	if v.Err == nil && e.sanitizing == "" {
+		// Timing and showing are courtesies: a failure here does not fail
+		// the check.
+		if x.Bench != nil {
+			if err := e.timeBeside(l, p, "exercise", mine, gpu.Kernel{}, x.Bench); err != nil {
+				e.printf("(not timed: %v)\n", firstLine(err.Error()))
+			}
+		}
+		if x.Show != nil {
+			if err := x.Show(e, l, plan); err != nil {
+				e.printf("(not shown: %v)\n", firstLine(err.Error()))
+			}
 		}
 	}
 	return e.verdict(v), nil

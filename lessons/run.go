@@ -37,6 +37,7 @@ func (p *Problem) launchAs(impl Impl) Impl {
 		return impl
 	}
 	if like, err := p.impl(impl.Like); err == nil {
+		like.Plan = impl.Plan
 		return like
 	}
 	return impl

@@ -2,6 +2,7 @@ package notebook
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -110,14 +111,18 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 		switch {
 		case s.Action == nil:
 		case s.Action.Kind() == "exercise" && l.Exercise != nil:
-			if strings.Contains(l.Exercise.Starter, "`") {
+			x := l.Exercise
+			if strings.Contains(x.Starter, "`") {
 				return nil, fmt.Errorf("notebook: %s: the exercise's starter holds a backquote, which cannot go in a Go raw string", l.Slug)
 			}
-			add("markdown", fmt.Sprintf("%s Edit the kernel in the Go string below and run the cell: it is compiled "+
-				"with NVRTC and judged exactly as `cudarepl check` judges it, against `%s`. The starter is expected to "+
-				"fail its checks until the TODOs are done.", l.Exercise.Task, l.Exercise.Like))
-			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\nkernel := `%s`\nnotebook.Check(%q, kernel)",
-				strings.TrimRight(l.Exercise.Starter, "\n"), l.Slug))
+			what, how := cmp.Or(x.What, "kernel"), "it is compiled with NVRTC and judged"
+			if x.Plan != nil {
+				how = "it is read, checked and run"
+			}
+			add("markdown", fmt.Sprintf("%s Edit the %s in the Go string below and run the cell: %s exactly as `cudarepl check` judges it, against `%s`. "+
+				"The starter is expected to fail its checks until the TODOs are done.", x.Task, what, how, x.Like))
+			add("code", fmt.Sprintf("import \"cudarepl/notebook\"\n\n%%%%\n%s := `%s`\nnotebook.Check(%q, %s)",
+				what, strings.TrimRight(x.Starter, "\n"), l.Slug, what))
 		default:
 			cells, err := stepCells(l, i)
 			if err != nil {

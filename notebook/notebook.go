@@ -27,9 +27,18 @@ import (
 // Step runs step n (from 1) of the lesson named slug in this cell.
 func Step(slug string, n int) { report(inCell().Step(slug, n)) }
 
-// Check compiles code and judges its kernel as the lesson's exercise is
-// judged.
-func Check(slug, code string) { report(inCell().Check(slug, code)) }
+// Check judges code, the learner's copy of the lesson's exercise (a kernel,
+// or lesson 3's schedule), as cudarepl check judges it.
+//
+// A verdict that the learner's work does not pass is the cell's answer,
+// already printed: it is not reported again as an error.
+func Check(slug, code string) {
+	err := inCell().Check(slug, code)
+	if _, failed := errors.AsType[*lessons.VerdictError](err); failed {
+		err = nil
+	}
+	report(err)
+}
 
 // Try checks the learner's version of one of the lesson's kernels, code,
 // launched with block threads per block, exactly as the course's kernel
@@ -295,7 +304,7 @@ func judgeIn(env *lessons.Env, l *lessons.Lesson, code string) error {
 	case err != nil:
 		return err
 	case v.Judged && !v.Passed():
-		return fmt.Errorf("%s does not pass: %w", v.Kernel, v.Err)
+		return &lessons.VerdictError{Verdict: v}
 	}
 	return nil
 }

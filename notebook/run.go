@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 
 var (
 	stepCall   = regexp.MustCompile(`notebook\.Step\("([^"]+)",\s*(\d+)\)`)
-	checkCall  = regexp.MustCompile("(?s)kernel := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*kernel\\)")
+	checkCall  = regexp.MustCompile("(?s)(\\w+) := `(.*?)`\\s*\\n\\s*notebook\\.Check\\(\"([^\"]+)\",\\s*(\\w+)\\)")
 	tryCall    = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.Try\\(\"([^\"]+)\", \"([^\"]+)\", kernel, block, size\\)")
 	withCall   = regexp.MustCompile("(?s)block, size := (\\d+), \"([^\"]*)\"\\s*\\nkernel := `(.*?)`\\s*\\nnotebook\\.StepWith\\(\"([^\"]+)\", (\\d+), \"([^\"]+)\", kernel, block, size\\)")
 	blocksCall = regexp.MustCompile(`blocks := \[\]int\{(.*?)\}\s*\nnotebook\.Blocks\("([^"]+)", (\d+), blocks\.\.\.\)`)
@@ -118,8 +119,11 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 	var err, stepErr error
 	switch m, k, tr, w, b, bl := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
 		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src), blocksCall.FindStringSubmatch(src); {
-	case k != nil:
-		err = c.Check(k[2], k[1])
+	case k != nil && k[1] == k[4]: // kernel := `…` or schedule := `…`, checked
+		err = c.Check(k[3], k[2])
+		if _, failed := errors.AsType[*lessons.VerdictError](err); failed {
+			err = nil // the verdict, printed, is the cell's answer, as Check has it
+		}
 	case tr != nil:
 		block, _ := strconv.Atoi(tr[1])
 		err = c.Try(tr[4], tr[5], tr[3], block, tr[2])

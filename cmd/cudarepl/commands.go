@@ -129,7 +129,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 type checkArgs struct {
 	all      bool
 	lesson   string // "" in the REPL means the open lesson
-	file     string // a .cu file to judge
+	file     string // a .cu file (or a .sched schedule) to judge
 	variant  string // the kernel in file
 	like     string // the version it is judged like
 	sanitize string // a compute-sanitizer tool to run the checks under
@@ -138,13 +138,14 @@ type checkArgs struct {
 const checkUsage = "check --all | check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]] [--sanitize memcheck|racecheck|synccheck|initcheck]"
 
 // parseCheck reads check's arguments. A positional argument that ends in
-// .cu is the file to judge, as in "check mine.cu"; another is the lesson.
+// .cu (or .sched, lesson 3's schedules) is the file to judge, as in "check
+// mine.cu"; another is the lesson.
 // prefix starts the usage line: "cudarepl " on the command line.
 func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, error) {
 	fs, _ := newFlags("check", stderr)
 	var c checkArgs
 	fs.BoolVar(&c.all, "all", false, "check every lesson")
-	fs.StringVar(&c.file, "kernel", "", "a .cu file to judge instead of the lesson's own versions")
+	fs.StringVar(&c.file, "kernel", "", "a .cu file to judge instead of the lesson's own versions (or lesson 3's .sched schedule)")
 	fs.StringVar(&c.variant, "variant", "", "the kernel in --kernel to judge (default: the exercise's, or the file's one kernel that fits)")
 	fs.StringVar(&c.like, "like", "", "the version it is judged and launched like (default: the exercise's)")
 	fs.StringVar(&c.sanitize, "sanitize", "", "run the checks under compute-sanitizer: memcheck, racecheck, synccheck or initcheck")
@@ -154,7 +155,7 @@ func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, erro
 	}
 	for _, p := range pos {
 		switch {
-		case strings.HasSuffix(p, ".cu") && c.file == "":
+		case (strings.HasSuffix(p, ".cu") || strings.HasSuffix(p, ".sched")) && c.file == "":
 			c.file = p
 		case c.lesson == "":
 			c.lesson = p

@@ -37,6 +37,7 @@ Usage:
   cudarepl check --all                      check every lesson's versions
   cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]
                                             check a lesson, or judge a kernel file
+                                            (lesson 3's exercise: a .sched schedule)
   cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
                                             measure a lesson (sizes like 2^20 or 1000x1003x517)
   cudarepl notebooks [--dir DIR]            write every lesson's Jupyter notebook (GoNB)

@@ -22,6 +22,12 @@ var markdown string
 //go:embed results
 var results embed.FS
 
+//go:embed exercise.sched
+var starter string
+
+//go:embed testdata
+var testdata embed.FS
+
 // The copy problem's impls.
 const (
 	h2dPageable = "host→device, pageable"
@@ -52,9 +58,9 @@ const (
 
 func init() {
 	var sizes []lessons.Size
-	// Up to 256 MiB: every point is checked, and a check reads the whole
-	// copy back through cudarepl's worker.
-	for _, b := range []int{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20} {
+	// Every point is checked: a check reads the whole copy back through
+	// cudarepl's worker, 64 MiB a call.
+	for _, b := range []int{4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30} {
 		sizes = append(sizes, lessons.Size{b})
 	}
 	pipe := pipelineProblem()
@@ -62,19 +68,42 @@ func init() {
 	for _, s := range []int{1, 2, 4} {
 		streams = append(streams, lessons.Size{pipeN, s})
 	}
+	var rounds []lessons.Size
+	for _, r := range []int{1000, 2000, 3000, 4000} {
+		rounds = append(rounds, lessons.Size{pipeN, 4, r})
+	}
 	lessons.Register(lessons.Def{
 		Number: 3, Slug: "transfers", Markdown: markdown, Kernels: kernelFile, Problem: copyProblem(), Results: results,
+		Exercise: &lessons.Exercise{
+			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Starter: starter, Bench: lessons.Size{pipeN, 4},
+			What: "schedule", Plan: readSchedule, Show: showSchedule,
+			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
+				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
+				"and the device's stream waits for every stream before y is read.",
+		},
+		Testdata: testdata,
+		Planted: []lessons.Planted{
+			{File: "solution.sched"},
+			{File: "one_stream.sched", Want: "nothing in this schedule can run at once"},
+			{File: "no_join.sched", Want: "can still be running when y is read"},
+			{File: "split.sched", Want: "nothing orders them"},
+			{File: "no_start.sched", Want: "before what the device's stream did"},
+			{File: "short.sched", Want: "chunk 31 is never copied in"},
+		},
 		Actions: map[string]lessons.Action{
 			"The link":  lessons.Run{Name: "measure", F: link},
 			"Zero-copy": lessons.ShowKernel{Names: []string{"read_mapped"}},
 			"Check":     lessons.CheckStep{More: []*lessons.Problem{pipe}},
 			"Copies by size": lessons.Sweep{Title: "Host↔device copies", XLabel: "bytes copied",
 				Sizes: sizes},
-			"What pinning costs":        lessons.Run{Name: "measure", F: pinning},
-			"A pipeline":                lessons.ShowKernel{Names: []string{"work"}},
-			"Overlap":                   lessons.Sweep{Title: "Copy in, compute, copy out: 2²⁶ floats", XLabel: "streams", Problem: pipe, Sizes: streams, XDim: 1},
+			"What pinning costs": lessons.Run{Name: "measure", F: pinning},
+			"A pipeline":         lessons.ShowKernel{Names: []string{"work"}},
+			"Overlap":            lessons.Sweep{Title: "Copy in, compute, copy out: 2²⁶ floats", XLabel: "streams", Problem: pipe, Sizes: streams, XDim: 1},
+			"When compute is the slowest part": lessons.Sweep{Title: "Copy in, compute, copy out on 4 streams, by the work an element", XLabel: "rounds of work an element",
+				Problem: pipe, Sizes: rounds, XDim: 2},
 			"The timeline":              lessons.Run{Name: "measure", F: timeline},
 			"Reading before it is done": lessons.Run{F: tooEarly},
+			"Exercise":                  lessons.ExerciseStep{},
 		},
 	})
 }

@@ -12,7 +12,7 @@ import (
 func pipelineProblem() *lessons.Problem {
 	return &lessons.Problem{
 		Name: "copy in, compute, copy out", DType: "float32", Unit: "GB/s",
-		CheckSizes: []lessons.Size{{1, 1}, {1000, 2}, {4099, 4}, {1 << 20, 4}},
+		CheckSizes: []lessons.Size{{1, 1}, {1000, 2}, {4099, 4}, {1 << 20, 4}, {1000, 3, 1}, {4099, 4, 4000}},
 		Impls: []lessons.Impl{
 			{Name: copyIn, Library: true, Summary: "x copied to the GPU, from pinned memory, nothing else"},
 			{Name: compute, Library: true, Kernels: []string{"work"}, Summary: "the work kernel alone on x already on the GPU"},
@@ -31,8 +31,13 @@ func pipelineProblem() *lessons.Problem {
 		},
 		// GB/s counts what the pipeline moves over the link, x in and y
 		// out, for every row: the rows compare as their times do.
-		Work:      func(s lessons.Size) float64 { return 8 * float64(s[0]) },
-		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d, %d streams", s[0], s[1]) },
+		Work: func(s lessons.Size) float64 { return 8 * float64(s[0]) },
+		SizeLabel: func(s lessons.Size) string {
+			if len(s) > 2 {
+				return fmt.Sprintf("n=%d, %d streams, %d rounds", s[0], s[1], s[2])
+			}
+			return fmt.Sprintf("n=%d, %d streams", s[0], s[1])
+		},
 	}
 }
 
@@ -42,6 +47,7 @@ type pcase struct {
 	env     *lessons.Env
 	n       int
 	streams int
+	iters   int // work's rounds an element
 	x       []float32
 	hx, hy  gpu.HostPtr
 	dx, dy  gpu.DevicePtr
@@ -50,7 +56,10 @@ type pcase struct {
 }
 
 func setupPipeline(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	c := &pcase{env: env, n: s[0], streams: s[1], x: lessons.RandomFloats(s[0], uint64(s[0]+s[1]))}
+	c := &pcase{env: env, n: s[0], streams: s[1], iters: workIters, x: lessons.RandomFloats(s[0], uint64(s[0]+s[1]))}
+	if len(s) > 2 {
+		c.iters = s[2]
+	}
 	b := 4 * int64(c.n)
 	var err error
 	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
@@ -96,7 +105,7 @@ func (c *pcase) out(from, n int) gpu.Op {
 func (c *pcase) work(k gpu.Kernel, from, n int) gpu.Op {
 	grid := max(1, min(gpu.Blocks(n, 256), c.env.Dev.Info().TwoWaves(256)))
 	return gpu.Launch{Kernel: k, Grid: gpu.Dim(grid), Block: gpu.Dim(256),
-		Args: []gpu.Arg{gpu.Ptr(c.dx + gpu.DevicePtr(4*from)), gpu.Ptr(c.dy + gpu.DevicePtr(4*from)), gpu.Int32(int32(n)), gpu.Int32(workIters)}}
+		Args: []gpu.Arg{gpu.Ptr(c.dx + gpu.DevicePtr(4*from)), gpu.Ptr(c.dy + gpu.DevicePtr(4*from)), gpu.Int32(int32(n)), gpu.Int32(int32(c.iters))}}
 }
 
 // serial is the whole in three steps on the device's stream.
@@ -128,6 +137,19 @@ func (c *pcase) chunked(k gpu.Kernel, join bool) []gpu.Op {
 	return ops
 }
 
+// scheduled is the learner's schedule sc over the case's data.
+func (c *pcase) scheduled(k gpu.Kernel, sc *schedule) []gpu.Op {
+	return sc.lay(c.n, func(kind string, from, n int) gpu.Op {
+		switch kind {
+		case "in":
+			return c.in(from, n)
+		case "out":
+			return c.out(from, n)
+		}
+		return c.work(k, from, n)
+	})
+}
+
 func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	c.impl = impl.Name
 	k, err := c.env.FileKernel(kernelFile, "work")
@@ -150,6 +172,9 @@ func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case serial:
 		return c.serial(k), nil
 	case pipelined:
+		if sc, ok := impl.Plan.(*schedule); ok {
+			return c.scheduled(k, sc), nil // the learner's schedule, judged like pipelined
+		}
 		return c.chunked(k, true), nil
 	}
 	return nil, errors.New("the pipeline has no variant " + impl.Name)
@@ -180,7 +205,7 @@ func (c *pcase) Poison() error {
 // a) leave 1 + (x − 1)·aⁱᵗᵉʳˢ.
 func (c *pcase) want() []float64 {
 	a := 1 - 1.0/1024
-	f := math.Pow(a, workIters)
+	f := math.Pow(a, float64(c.iters))
 	out := make([]float64, c.n)
 	for i, v := range c.x {
 		out[i] = 1 + (float64(v)-1)*f

@@ -93,43 +93,22 @@ func pinning(env *lessons.Env, l *lessons.Lesson, step string) error {
 var timelineStreams = []int{2, 4}
 
 // timeline runs the serial pipeline and the chunked one on 2 and 4
-// streams once each with CUDA events around every copy and kernel, and
-// draws when each ran: a row per stream.
+// streams with CUDA events around every copy and kernel, and draws when
+// each ran: a row per stream.
 func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
-		k, err := env.FileKernel(kernelFile, "work")
-		if err != nil {
-			return nil, err
-		}
 		var out []lessons.Result
 		for _, streams := range append([]int{0}, timelineStreams...) {
-			cs, err := setupPipeline(env, lessons.Size{pipeN, max(1, streams)})
-			if err != nil {
-				return out, err
-			}
-			c := cs.(*pcase)
-			ops, name := c.serial(k), "serial"
+			ops, name := (*pcase).serial, "serial"
 			if streams > 0 {
-				ops, name = c.chunked(k, true), fmt.Sprintf("%d streams", streams)
+				ops, name = func(c *pcase, k gpu.Kernel) []gpu.Op { return c.chunked(k, true) }, fmt.Sprintf("%d streams", streams)
 			}
-			spans, err := env.Dev.Timeline(ops...)
-			c.Free()
+			rs, err := spansOf(env, l, step, name, max(1, streams), streams > 0, ops)
+			for _, r := range rs {
+				out = append(out, env.Record(r))
+			}
 			if err != nil {
 				return out, err
-			}
-			for i, sp := range spans {
-				kind := spanKind(sp.Op)
-				if kind == "" {
-					continue // the events that order the streams
-				}
-				lane := name
-				if streams > 0 {
-					lane = fmt.Sprintf("%s: stream %d", name, sp.Stream)
-				}
-				// A result a span: its op's place in the run keeps results
-				// of one lane and kind apart, and Detail holds the kind.
-				out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: lane, Size: fmt.Sprintf("op %d", i),
-					Detail: kind, MinMs: float64(sp.Start) / 1e6, MaxMs: float64(sp.End) / 1e6, MedianMs: float64(sp.End-sp.Start) / 1e6}))
 			}
 		}
 		return out, nil
@@ -137,7 +116,54 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if !ok {
 		return err
 	}
-	fig := timelineFigure(rs)
+	fig := timelineFigure(fmt.Sprintf("Copy in, compute, copy out: 2²⁶ floats in %d chunks", pipeChunks), rs)
+	printEnds(env, rs)
+	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
+	return env.Figure(l, step, fig)
+}
+
+// spansOf sets up the pipeline over 2²⁶ floats, runs the ops of ops once
+// to warm it (its streams and events made, its pages touched), then once
+// more with CUDA events around each copy and kernel, and returns a result
+// a span: in lane name, or "name: stream N" where byStream.
+func spansOf(env *lessons.Env, l *lessons.Lesson, step, name string, streams int, byStream bool, ops func(*pcase, gpu.Kernel) []gpu.Op) ([]lessons.Result, error) {
+	k, err := env.FileKernel(kernelFile, "work")
+	if err != nil {
+		return nil, err
+	}
+	cs, err := setupPipeline(env, lessons.Size{pipeN, streams})
+	if err != nil {
+		return nil, err
+	}
+	c := cs.(*pcase)
+	defer c.Free()
+	if err := env.Dev.Run(ops(c, k)...); err != nil {
+		return nil, err
+	}
+	spans, err := env.Dev.Timeline(ops(c, k)...)
+	if err != nil {
+		return nil, err
+	}
+	var out []lessons.Result
+	for i, sp := range spans {
+		kind := spanKind(sp.Op)
+		if kind == "" {
+			continue // the events that order the streams
+		}
+		lane := name
+		if byStream {
+			lane = fmt.Sprintf("%s: stream %d", name, sp.Stream)
+		}
+		// A result a span: its op's place in the run keeps results of one
+		// lane and kind apart, and Detail holds the kind.
+		out = append(out, lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: lane, Size: fmt.Sprintf("op %d", i),
+			Detail: kind, MinMs: float64(sp.Start) / 1e6, MaxMs: float64(sp.End) / 1e6, MedianMs: float64(sp.End-sp.Start) / 1e6})
+	}
+	return out, nil
+}
+
+// printEnds shows when each timeline's last span ended.
+func printEnds(env *lessons.Env, rs []lessons.Result) {
 	t := &lessons.Table{Headers: []string{"", "ends at (ms)"}, Right: []bool{false, true}}
 	ends := map[string]float64{}
 	var order []string
@@ -153,8 +179,31 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	t.Notes = append(t.Notes, env.About(rs))
 	env.PrintTable(t)
+}
+
+// showSchedule draws the learner's schedule as a timeline beside the
+// course's pipeline on 4 streams, each run once after a warm-up.
+func showSchedule(env *lessons.Env, l *lessons.Lesson, plan any) error {
+	sc, ok := plan.(*schedule)
+	if !ok {
+		return fmt.Errorf("transfers: a plan of type %T is no schedule", plan)
+	}
+	yours, err := spansOf(env, l, "Exercise", "yours", 4, true, func(c *pcase, k gpu.Kernel) []gpu.Op { return c.scheduled(k, sc) })
+	if err != nil {
+		return err
+	}
+	course, err := spansOf(env, l, "Exercise", "course, 4 streams", 4, true, func(c *pcase, k gpu.Kernel) []gpu.Op { return c.chunked(k, true) })
+	if err != nil {
+		return err
+	}
+	rs := append(yours, course...)
+	for i := range rs {
+		rs[i] = env.Record(rs[i])
+	}
+	printEnds(env, rs)
+	fig := timelineFigure("Your schedule beside the course's pipeline: 2²⁶ floats", rs)
 	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
-	return env.Figure(l, step, fig)
+	return env.Figure(l, "Exercise", fig)
 }
 
 // spanKind names a timeline op for the figure: "" for what is no work.
@@ -170,9 +219,9 @@ func spanKind(op string) string {
 	return ""
 }
 
-// timelineFigure draws the recorded spans, a lane a stream.
-func timelineFigure(rs []lessons.Result) plots.Timeline {
-	fig := plots.Timeline{Title: fmt.Sprintf("Copy in, compute, copy out: 2²⁶ floats in %d chunks", pipeChunks), XLabel: "time (ms)"}
+// timelineFigure draws the spans, a lane a stream.
+func timelineFigure(title string, rs []lessons.Result) plots.Timeline {
+	fig := plots.Timeline{Title: title, XLabel: "time (ms)"}
 	lane := map[string]int{}
 	for _, r := range rs {
 		i, ok := lane[r.Variant]
