@@ -42,10 +42,13 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 		case "conv_fwd":
 			evalConv(y, out.Shape(), vals[in[0]], in[0].Shape(), vals[in[1]], in[1].Shape(), n.Pad[0], n.Stride[0], n.Dilation[0])
 		case "pointwise":
-			var b []float64
-			var bs Shape
+			var b, t []float64
+			var bs, ts Shape
 			if len(in) > 1 {
 				b, bs = vals[in[1]], in[1].Shape()
+			}
+			if len(in) > 2 {
+				t, ts = vals[in[2]], in[2].Shape()
 			}
 			xs, x := in[0].Shape(), vals[in[0]]
 			out.Shape().each(func(idx []int64, off int64) {
@@ -53,7 +56,17 @@ func (g *Graph) Eval(inputs map[*Tensor][]float64) (map[*Tensor][]float64, error
 				if b != nil {
 					bv = b[bs.offsetBroadcast(idx)]
 				}
-				y[off] = pointwise(n.Mode, x[xs.offset(idx)], bv)
+				switch n.Mode {
+				case "gen_index":
+					y[off] = float64(idx[n.Axis])
+				case "binary_select":
+					y[off] = bv
+					if t[ts.offsetBroadcast(idx)] != 0 {
+						y[off] = x[xs.offset(idx)]
+					}
+				default:
+					y[off] = pointwise(n.Mode, x[xs.offset(idx)], bv)
+				}
 			})
 		case "matmul":
 			evalMatmul(y, out.Shape(), vals[in[0]], in[0].Shape(), vals[in[1]], in[1].Shape())
@@ -141,11 +154,16 @@ func evalConv(y []float64, ys Shape, x []float64, xs Shape, w []float64, ws Shap
 }
 
 func evalMatmul(y []float64, ys Shape, a []float64, as Shape, b []float64, bs Shape) {
-	K := as.Dims[2]
+	r := len(ys.Dims)
+	K := as.Dims[r-1]
+	ai, bi := make([]int64, r), make([]int64, r)
 	ys.each(func(idx []int64, off int64) {
+		copy(ai, idx)
+		copy(bi, idx)
 		var acc float64
 		for k := int64(0); k < K; k++ {
-			acc += a[as.offsetBroadcast([]int64{idx[0], idx[1], k})] * b[bs.offsetBroadcast([]int64{idx[0], k, idx[2]})]
+			ai[r-1], bi[r-2] = k, k
+			acc += a[as.offsetBroadcast(ai)] * b[bs.offsetBroadcast(bi)]
 		}
 		y[off] = acc
 	})
@@ -214,6 +232,11 @@ func pointwise(mode string, x, b float64) float64 {
 		return math.Log(x)
 	case "neg":
 		return -x
+	case "cmp_ge":
+		if x >= b {
+			return 1
+		}
+		return 0
 	case "rsqrt":
 		return 1 / math.Sqrt(x)
 	case "identity":

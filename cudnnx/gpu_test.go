@@ -329,3 +329,17 @@ func TestGPUExpression(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUCausalSDPA runs the causal attention graph, which cuDNN must
+// recognise and fuse, and checks it against Eval.
+func TestGPUCausalSDPA(t *testing.T) {
+	dev := openGPU(t)
+	for _, s := range []int{128, 100} {
+		g := New("causal sdpa")
+		sh := BHSD(1, 2, s, 64)
+		q, k, v := g.Tensor("q", gpu.FP16, sh), g.Tensor("k", gpu.FP16, sh), g.Tensor("v", gpu.FP16, sh)
+		g.CausalSDPA(q, k, v, 0.125)
+		rep := check(t, dev, g, -1, 1, 1e-2, Options{})
+		t.Logf("S=%d: %+v", s, rep)
+	}
+}

@@ -208,21 +208,40 @@ func (g *Graph) Pointwise(mode string, x *Tensor, b ...*Tensor) *Tensor {
 		return x
 	}
 	in := []int64{x.t.UID}
-	if len(b) == 1 {
-		if len(b[0].t.Dims) != len(x.t.Dims) {
-			g.fail("pointwise %s: %v and %v have different ranks", mode, x.t.Dims, b[0].t.Dims)
+	for _, bi := range b {
+		if len(bi.t.Dims) != len(x.t.Dims) {
+			g.fail("pointwise %s: %v and %v have different ranks", mode, x.t.Dims, bi.t.Dims)
 			return x
 		}
-		for i, d := range b[0].t.Dims {
+		for i, d := range bi.t.Dims {
 			if d != 1 && d != x.t.Dims[i] {
-				g.fail("pointwise %s: %v does not broadcast to %v", mode, b[0].t.Dims, x.t.Dims)
+				g.fail("pointwise %s: %v does not broadcast to %v", mode, bi.t.Dims, x.t.Dims)
 				return x
 			}
 		}
-		in = append(in, b[0].t.UID)
+		in = append(in, bi.t.UID)
 	}
-	y := g.add(fmt.Sprintf("%s%d", mode, len(g.nodes)), g.compute, x.Shape(), true)
+	dt := g.compute
+	if mode == "cmp_ge" {
+		dt = gpu.Bool
+	}
+	y := g.add(fmt.Sprintf("%s%d", mode, len(g.nodes)), dt, x.Shape(), true)
 	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "pointwise", Mode: mode, In: in, Out: y.t.UID, Compute: g.compute})
+	return y
+}
+
+// GenIndex is, for each element of x, its index along dimension axis: the
+// raw material of masks (x's values are not read).
+func (g *Graph) GenIndex(x *Tensor, axis int) *Tensor {
+	if !g.owns(x) {
+		return x
+	}
+	if axis < 0 || axis >= len(x.t.Dims) {
+		g.fail("gen_index: axis %d of a rank-%d tensor", axis, len(x.t.Dims))
+		return x
+	}
+	y := g.Pointwise("gen_index", x)
+	g.nodes[len(g.nodes)-1].Axis = int64(axis)
 	return y
 }
 
@@ -256,20 +275,40 @@ func (g *Graph) Tanh(x *Tensor) *Tensor { return g.Pointwise("tanh", x) }
 // Exp is e^x.
 func (g *Graph) Exp(x *Tensor) *Tensor { return g.Pointwise("exp", x) }
 
-// Matmul is the batched product a·b of a (B×M×K) and b (B×K×N); the result,
-// B×M×N row-major, is virtual.
+// Matmul is the batched product a·b of a (…×M×K) and b (…×K×N), rank 3
+// or more, the leading dimensions a batch in which either side may be 1;
+// the result, …×M×N row-major, is virtual.
 func (g *Graph) Matmul(a, b *Tensor) *Tensor {
 	if !g.owns(a, b) {
 		return a
 	}
 	ad, bd := a.t.Dims, b.t.Dims
-	if len(ad) != 3 || len(bd) != 3 || ad[2] != bd[1] || (ad[0] != bd[0] && ad[0] != 1 && bd[0] != 1) {
-		g.fail("matmul: a is %v and b is %v; want B×M×K and B×K×N", ad, bd)
+	r := len(ad)
+	ok := r >= 3 && len(bd) == r && ad[r-1] == bd[r-2]
+	dims := make([]int64, r)
+	for i := 0; ok && i < r-2; i++ {
+		ok = ad[i] == bd[i] || ad[i] == 1 || bd[i] == 1
+		dims[i] = max(ad[i], bd[i])
+	}
+	if !ok {
+		g.fail("matmul: a is %v and b is %v; want …×M×K and …×K×N", ad, bd)
 		return a
 	}
-	y := g.add(fmt.Sprintf("matmul%d", len(g.nodes)), g.compute, Rows(int(max(ad[0], bd[0])), int(ad[1]), int(bd[2])), true)
+	dims[r-2], dims[r-1] = ad[r-2], bd[r-1]
+	y := g.add(fmt.Sprintf("matmul%d", len(g.nodes)), g.compute, packed(dims), true)
 	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "matmul", In: []int64{a.t.UID, b.t.UID}, Out: y.t.UID, Compute: g.compute})
 	return y
+}
+
+// packed is dims laid out row-major, the last dimension contiguous.
+func packed(dims []int64) Shape {
+	strides := make([]int64, len(dims))
+	st := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		strides[i] = st
+		st *= dims[i]
+	}
+	return Shape{append([]int64{}, dims...), strides}
 }
 
 // Reduce reduces x with mode (see gpu.CudnnReductionModes) over every
@@ -320,6 +359,42 @@ func (g *Graph) SDPA(q, k, v *Tensor, scale float64) *Tensor {
 	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "sdpa_fwd", In: []int64{q.t.UID, k.t.UID, v.t.UID, sc.t.UID}, Out: o.t.UID, Compute: gpu.FP32})
 	return o
 }
+
+// CausalSDPA is SDPA with a causal mask, query i seeing keys 0…i only, as
+// the graph of operations cuDNN's fused attention engines recognise (its
+// unified operation takes no mask before cuDNN 9.21): q·kᵀ, the scale, the
+// mask from two gen_index and a cmp_ge, the softmax as max, subtract,
+// exponential, sum and divide (with its statistics, kept virtual), and the
+// product with v. k is read transposed: the graph records it as B×H×D×S,
+// its memory unchanged, so k must feed nothing else. The result has q's
+// shape and type and lives in device memory.
+func (g *Graph) CausalSDPA(q, k, v *Tensor, scale float64) *Tensor {
+	if !g.owns(q, k, v) {
+		return q
+	}
+	qd, kd, vd := q.t.Dims, k.t.Dims, v.t.Dims
+	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || !slices.Equal(qd[:2], kd[:2]) || !slices.Equal(kd, vd) || qd[3] != kd[3] || qd[2] != kd[2] {
+		g.fail("causal sdpa: q is %v, k %v and v %v; want B×H×S×D each, alike", qd, kd, vd)
+		return q
+	}
+	k.t.Dims[2], k.t.Dims[3] = k.t.Dims[3], k.t.Dims[2]
+	k.t.Strides[2], k.t.Strides[3] = k.t.Strides[3], k.t.Strides[2]
+	s := g.Mul(g.Matmul(q, k), g.Scalar("attn_scale", gpu.FP32, scale, 4))
+	keep := g.Pointwise("cmp_ge", g.GenIndex(s, 2), g.GenIndex(s, 3))
+	s = g.Pointwise("binary_select", s, g.Scalar("masked", gpu.FP32, maskedScore, 4), keep)
+	rows := []int64{qd[0], qd[1], qd[2], 1}
+	m := g.Reduce("max", s, rows)
+	e := g.Exp(g.Pointwise("sub", s, m))
+	z := g.Reduce("add", e, rows)
+	g.Add(m, g.Pointwise("log", z)) // the statistics a backward pass would keep
+	p := g.Pointwise("div", e, z)
+	p.t.Type = q.t.Type // the second product takes p in q's type
+	return g.Matmul(p, v).Output(q.t.Type)
+}
+
+// maskedScore is what a masked score becomes: far below any real score, so
+// that its exponential is 0, yet finite.
+const maskedScore = -1e10
 
 // Spec is the graph as data for package gpu.
 func (g *Graph) Spec() (gpu.CudnnGraph, error) {

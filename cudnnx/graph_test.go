@@ -2,6 +2,7 @@ package cudnnx
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestBuilderErrors(t *testing.T) {
 		{"no ops", func(g *Graph) {}, "no operations"},
 		{"matmul", func(g *Graph) {
 			g.Matmul(g.Tensor("a", gpu.FP16, Rows(1, 4, 8)), g.Tensor("b", gpu.FP16, Rows(1, 7, 4))).Output(gpu.FP32)
-		}, "want B×M×K and B×K×N"},
+		}, "want …×M×K and …×K×N"},
 		{"reduce", func(g *Graph) {
 			g.Reduce("add", g.Tensor("a", gpu.FP32, Rows(1, 4, 8)), []int64{1, 2, 1}).Output(gpu.FP32)
 		}, "must be 1 (reduced) or 4"},
@@ -186,9 +187,68 @@ func equal(a, b []float64) bool {
 
 func TestPointwiseReference(t *testing.T) {
 	for mode := range gpu.CudnnPointwiseModes {
+		if mode == "gen_index" || mode == "binary_select" {
+			continue // Eval works them out itself: they need the index, or a third input
+		}
 		if v := pointwise(mode, 0.5, 2); math.IsNaN(v) {
 			t.Errorf("pointwise(%s) has no reference", mode)
 		}
+	}
+}
+
+// TestEvalCausalSDPA: with every score equal, query i averages the rows of
+// v for keys 0…i only; the graph reads k transposed, and keeps its
+// statistics virtual.
+func TestEvalCausalSDPA(t *testing.T) {
+	const s, d = 3, 2
+	g := New("causal sdpa")
+	q, k, v := g.Tensor("q", gpu.FP16, BHSD(1, 1, s, d)), g.Tensor("k", gpu.FP16, BHSD(1, 1, s, d)), g.Tensor("v", gpu.FP16, BHSD(1, 1, s, d))
+	o := g.CausalSDPA(q, k, v, 0.5)
+	if got := k.Shape().Dims; !slices.Equal(got, []int64{1, 1, d, s}) {
+		t.Errorf("k is recorded as %v, want it transposed, 1×1×%d×%d", got, d, s)
+	}
+	vals, err := g.Eval(map[*Tensor][]float64{q: make([]float64, s*d), k: {1, 1, 1, 1, 1, 1}, v: {1, 2, 3, 4, 5, 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Row i: the mean of v's rows 0…i.
+	if want := []float64{1, 2, 2, 3, 3, 4}; !equal(vals[o], want) {
+		t.Errorf("o = %v, want %v", vals[o], want)
+	}
+	if o.Virtual() || o.t.Type != gpu.FP16 {
+		t.Errorf("o is virtual %v, %s; want float16 in device memory", o.Virtual(), o.t.Type)
+	}
+	spec, err := g.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]int{}
+	for _, n := range spec.Nodes {
+		modes[n.Op+" "+n.Mode]++
+	}
+	for m, want := range map[string]int{"matmul ": 2, "pointwise gen_index": 2, "pointwise cmp_ge": 1, "pointwise binary_select": 1, "reduction max": 1, "reduction add": 1} {
+		if modes[m] != want {
+			t.Errorf("%d %s nodes, want %d (%v)", modes[m], m, want, modes)
+		}
+	}
+}
+
+// TestEvalMatmulRank4 multiplies a batch of 2×2 heads of matrices, one side
+// broadcast over the heads.
+func TestEvalMatmulRank4(t *testing.T) {
+	g := New("matmul rank 4")
+	a := g.Tensor("a", gpu.FP32, Shape{[]int64{2, 2, 1, 2}, []int64{4, 2, 2, 1}})
+	b := g.Tensor("b", gpu.FP32, Shape{[]int64{2, 1, 2, 1}, []int64{2, 2, 1, 1}})
+	y := g.Matmul(a, b).Output(gpu.FP32)
+	if got := y.Shape().Dims; !slices.Equal(got, []int64{2, 2, 1, 1}) {
+		t.Fatalf("y is %v, want 2×2×1×1", got)
+	}
+	vals, err := g.Eval(map[*Tensor][]float64{a: {1, 2, 3, 4, 5, 6, 7, 8}, b: {1, 1, 2, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{3, 7, 10, 14}; !equal(vals[y], want) {
+		t.Errorf("y = %v, want %v", vals[y], want)
 	}
 }
 

@@ -148,6 +148,7 @@ const (
 const (
 	cdnAttrPointwiseMode      = 0
 	cdnAttrPointwiseMathPrec  = 1
+	cdnAttrPointwiseAxis      = 9
 	cdnAttrConvCompType       = 100
 	cdnAttrConvMode           = 101
 	cdnAttrConvDilations      = 102
@@ -172,6 +173,7 @@ const (
 	cdnAttrPwX                = 751
 	cdnAttrPwB                = 752
 	cdnAttrPwY                = 753
+	cdnAttrPwT                = 758
 	cdnAttrGraphHandle        = 800
 	cdnAttrGraphOps           = 801
 	cdnAttrTensorAlignment    = 900
@@ -207,7 +209,7 @@ const (
 )
 
 // cudnnDataType_t values of the element types cuDNN graphs take here.
-var cudnnDataTypes = map[DType]int32{FP32: 0, FP64: 1, FP16: 2, BF16: 9}
+var cudnnDataTypes = map[DType]int32{FP32: 0, FP64: 1, FP16: 2, BF16: 9, Bool: 11}
 
 // desc is one backend descriptor being built; the first failing call is
 // kept in err, so that a chain of sets reads as one block with one check.

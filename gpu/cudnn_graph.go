@@ -40,13 +40,16 @@ type CudnnTensor struct {
 type CudnnNode struct {
 	Op   string // "conv_fwd", "pointwise", "matmul", "reduction" or "sdpa_fwd"
 	Mode string // pointwise: "add", "relu", …; reduction: "add", "max", …
-	// In are the operands: conv_fwd x, w; pointwise x (and b); matmul a, b;
-	// reduction x; sdpa_fwd q, k, v and the by-value scale.
+	// In are the operands: conv_fwd x, w; pointwise x (and b, and for
+	// binary_select the mask t); matmul a, b; reduction x; sdpa_fwd q, k,
+	// v and the by-value scale.
 	In      []int64
 	Out     int64
 	Compute DType // the type arithmetic is done in
 	// Convolution geometry, one value per spatial dimension.
 	Pad, Stride, Dilation []int64
+	// Axis is the dimension whose index gen_index writes.
+	Axis int64
 }
 
 // CudnnPointwiseModes are the pointwise modes a CudnnNode may name, with
@@ -56,6 +59,9 @@ var CudnnPointwiseModes = map[string]struct{ Value, Inputs int }{
 	"sqrt": {4, 1}, "abs": {10, 1}, "exp": {13, 1}, "log": {15, 1}, "neg": {16, 1}, "rsqrt": {17, 1},
 	"identity": {21, 1}, "reciprocal": {22, 1}, "relu": {100, 1}, "tanh": {101, 1}, "sigmoid": {102, 1},
 	"elu": {103, 1}, "gelu": {104, 1}, "softplus": {105, 1}, "swish": {106, 1}, "gelu_tanh": {107, 1},
+	// Masks: cmp_ge is x ≥ b as a Bool; gen_index is each element's index
+	// along Axis; binary_select is t ? x : b.
+	"cmp_ge": {303, 2}, "gen_index": {501, 1}, "binary_select": {601, 3},
 }
 
 // CudnnReductionModes are the reduction modes (cudnnReduceTensorOp_t).
@@ -391,12 +397,18 @@ func (st *cudnnState) build(lc *LibContext, r CudnnRun) (*cudnnPlan, error) {
 			pd := keep(a.newDesc(cdnPointwiseDesc, what)).
 				enum(cdnAttrPointwiseMode, cdnTypePointwise, int32(CudnnPointwiseModes[n.Mode].Value)).
 				enum(cdnAttrPointwiseMathPrec, cdnTypeDataType, comp)
+			if n.Mode == "gen_index" {
+				pd.int64s(cdnAttrPointwiseAxis, n.Axis)
+			}
 			if err := pd.finalize(); err != nil {
 				return fail(err)
 			}
 			op = keep(a.newDesc(cdnOpPointwiseDesc, what)).descs(cdnAttrPwDesc, pd.d).descs(cdnAttrPwX, in(0))
 			if len(n.In) > 1 {
 				op.descs(cdnAttrPwB, in(1))
+			}
+			if len(n.In) > 2 {
+				op.descs(cdnAttrPwT, in(2))
 			}
 			op.descs(cdnAttrPwY, tensors[n.Out].d)
 		case "matmul":
@@ -625,7 +637,7 @@ func checkCudnnGraph(g CudnnGraph) error {
 			return fmt.Errorf("two tensors have uid %d", t.UID)
 		}
 		if _, ok := cudnnDataTypes[t.Type]; !ok {
-			return fmt.Errorf("tensor %s: cuDNN graphs here take float32, float64, float16 or bfloat16, not %s", t.Name, t.Type)
+			return fmt.Errorf("tensor %s: cuDNN graphs here take float32, float64, float16, bfloat16 or bool, not %s", t.Name, t.Type)
 		}
 		if len(t.Dims) == 0 || len(t.Dims) != len(t.Strides) {
 			return fmt.Errorf("tensor %s: %d dims and %d strides", t.Name, len(t.Dims), len(t.Strides))

@@ -12,6 +12,7 @@ const (
 	FP16
 	BF16
 	FP8E4M3 // 8 bits: 4 of exponent, 3 of mantissa; cuBLASLt only
+	Bool    // a mask's true or false, inside cuDNN graphs only
 )
 
 var dtypes = map[DType]struct {
@@ -24,6 +25,7 @@ var dtypes = map[DType]struct {
 	FP16:    {"float16", 2, 2},
 	BF16:    {"bfloat16", 2, 14},
 	FP8E4M3: {"float8 e4m3", 1, 28},
+	Bool:    {"bool", 1, -1},
 }
 
 func (t DType) String() string {

@@ -37,7 +37,6 @@ const (
 	v3Keys, v3Stages       = 128, 3
 	v3Align                = 1024
 	errNotCausalV1         = "v1 is the plain idea: not causal"
-	errNotCausalCudnn      = "cuDNN 9.14's attention operation takes no causal mask (its mask subgraph comes in 9.21)"
 	errHeadDim             = "d must be 64 or 128"
 	errV1HeadDim           = "v1 holds a query's row and its output in registers: d ≤ 64"
 )
@@ -111,13 +110,8 @@ func problem() *lessons.Problem {
 		}
 	}
 	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
-		Summary: "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics",
-		Requires: func(s lessons.Size) error {
-			if lessons.AttnOf(s).Causal {
-				return errors.New(errNotCausalCudnn)
-			}
-			return headDim(s)
-		}},
+		Summary:  "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics; causal, the same attention as a graph of operations with the mask in it, which cuDNN fuses the same way",
+		Requires: headDim},
 		lessons.Impl{Name: chainName, Library: true, Extra: lessons.AttnChainExtra,
 			Summary: "lesson 13's chain: cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V, the S×S scores in memory between them"})
 	return &lessons.Problem{
@@ -240,7 +234,11 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		g := cudnnx.New("sdpa")
 		sh := cudnnx.BHSD(a.B, a.H, a.S, a.D)
 		q, kt, v := g.Tensor("q", gpu.FP16, sh), g.Tensor("k", gpu.FP16, sh), g.Tensor("v", gpu.FP16, sh)
-		out := g.SDPA(q, kt, v, a.Scale())
+		sdpa := g.SDPA
+		if a.Causal {
+			sdpa = g.CausalSDPA // the mask as operations; 9.14's attention operation takes none
+		}
+		out := sdpa(q, kt, v, a.Scale())
 		op, err := g.Op(cudnnx.Bind{q: c.buf.Q, kt: c.buf.K, v: c.buf.V, out: o}, cudnnx.Options{})
 		if err != nil {
 			return nil, err
