@@ -470,7 +470,8 @@ type stamped struct {
 	at    clock
 }
 
-// after reports whether b cannot start before a is done.
+// before reports whether a is done before b can start: b's clock has
+// counted a on a's stream.
 func (a stamped) before(b stamped) bool { return a.at[a.stream] <= b.at[a.stream] }
 
 // check reports the first way the schedule can compute a wrong y, or read
