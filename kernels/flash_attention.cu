@@ -493,7 +493,9 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         mbar_arrive(empty + 8 * s);  // this stage may be refilled
         online_softmax<BC>(sc, pf, corr, m, l, (kt + 1) * BC, S, sl2, causal, r0, g, c2);
-        rescale_rows<D>(o, corr);
+        // Once the running max settles, most tiles leave it be: skip the
+        // multiplies by 1 where no row of the warp moved.
+        if (__any_sync(0xffffffffu, corr[0] != 1.0f || corr[1] != 1.0f)) rescale_rows<D>(o, corr);
     }
     {  // the last tile's P·V
         int kt = tiles - 1, s = kt % STAGES;
