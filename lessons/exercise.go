@@ -35,12 +35,17 @@ type Exercise struct {
 	What string
 }
 
-// plans reports whether s is for x's Plan rather than a kernel: x reads
-// plans, and s is a file of x's kind that names no kernel and no other
-// version to judge it like.
+// PlanFile reports whether a file called name is one of x's plans, read
+// by Plan rather than compiled: x reads plans, and name has File's
+// extension.
+func (x *Exercise) PlanFile(name string) bool {
+	return x != nil && x.Plan != nil && filepath.Ext(name) == filepath.Ext(x.File)
+}
+
+// plans reports whether s is for x's Plan rather than a kernel: a plan
+// file that names no kernel and no other version to judge it like.
 func (x *Exercise) plans(s Submission) bool {
-	return x != nil && x.Plan != nil && s.Kernel == "" && (s.Like == "" || s.Like == x.Like) &&
-		filepath.Ext(s.File) == filepath.Ext(x.File)
+	return x.PlanFile(s.File) && s.Kernel == "" && (s.Like == "" || s.Like == x.Like)
 }
 
 // Path is where the learner's copy of x lives for lesson l.

@@ -100,17 +100,28 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		return e.verdict(v), nil
 	}
 	v.Judged = true
-	mine := Impl{Name: sig.Name, Like: s.Like, Block: s.Block}
-	v.Results, v.Err = checkImpl(e, l, p, "check", mine, k, 0, len(p.CheckSizes))
+	var bench Size
+	if x := l.Exercise; x != nil && s.Like == x.Like {
+		bench = x.Bench
+	}
+	v.Results, v.Err = e.checkThenTime(l, p, Impl{Name: sig.Name, Like: s.Like, Block: s.Block}, k, bench)
+	return e.verdict(v), nil
+}
+
+// checkThenTime checks mine, run with k, at every check size of p and
+// shows the checks; where it passes, outside compute-sanitizer, it is also
+// timed beside the version it is judged like at bench, if set. Timing is a
+// courtesy: a failure there does not fail the check.
+func (e *Env) checkThenTime(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, bench Size) ([]Result, error) {
+	rs, err := checkImpl(e, l, p, "check", mine, k, 0, len(p.CheckSizes))
 	e.progress(1, 1, "")
-	e.PrintTable(checkTable(v.Results))
-	if x := l.Exercise; v.Err == nil && x != nil && x.Bench != nil && s.Like == x.Like && e.sanitizing == "" {
-		// Timing is a courtesy: a failure here does not fail the check.
-		if err := e.timeBeside(l, p, "exercise", mine, k, x.Bench); err != nil {
-			e.printf("(not timed: %v)\n", firstLine(err.Error()))
+	e.PrintTable(checkTable(rs))
+	if err == nil && bench != nil && e.sanitizing == "" {
+		if terr := e.timeBeside(l, p, "exercise", mine, k, bench); terr != nil {
+			e.printf("(not timed: %v)\n", firstLine(terr.Error()))
 		}
 	}
-	return e.verdict(v), nil
+	return rs, err
 }
 
 // needsGPU is a plan that reads and passes what can be checked without a
@@ -148,21 +159,11 @@ func (e *Env) judgePlan(l *Lesson, s Submission) (Verdict, error) {
 	}
 	v.Judged = true
 	mine := Impl{Name: x.Kernel, Like: x.Like, Plan: plan, Library: true} // no kernel of its own: no block size to show
-	v.Results, v.Err = checkImpl(e, l, p, "check", mine, gpu.Kernel{}, 0, len(p.CheckSizes))
-	e.progress(1, 1, "")
-	e.PrintTable(checkTable(v.Results))
-	if v.Err == nil && e.sanitizing == "" {
-		// Timing and showing are courtesies: a failure here does not fail
-		// the check.
-		if x.Bench != nil {
-			if err := e.timeBeside(l, p, "exercise", mine, gpu.Kernel{}, x.Bench); err != nil {
-				e.printf("(not timed: %v)\n", firstLine(err.Error()))
-			}
-		}
-		if x.Show != nil {
-			if err := x.Show(e, l, plan); err != nil {
-				e.printf("(not shown: %v)\n", firstLine(err.Error()))
-			}
+	v.Results, v.Err = e.checkThenTime(l, p, mine, gpu.Kernel{}, x.Bench)
+	if v.Err == nil && e.sanitizing == "" && x.Show != nil {
+		// Showing is a courtesy too: a failure here does not fail the check.
+		if err := x.Show(e, l, plan); err != nil {
+			e.printf("(not shown: %v)\n", firstLine(err.Error()))
 		}
 	}
 	return e.verdict(v), nil

@@ -32,12 +32,16 @@ func Step(slug string, n int) { report(inCell().Step(slug, n)) }
 //
 // A verdict that the learner's work does not pass is the cell's answer,
 // already printed: it is not reported again as an error.
-func Check(slug, code string) {
-	err := inCell().Check(slug, code)
+func Check(slug, code string) { report(answered(inCell().Check(slug, code))) }
+
+// answered is err, but nil for a verdict that the learner's work does not
+// pass: the verdict is printed already, and is the cell's answer, not an
+// error of the cell.
+func answered(err error) error {
 	if _, failed := errors.AsType[*lessons.VerdictError](err); failed {
-		err = nil
+		return nil
 	}
-	report(err)
+	return err
 }
 
 // Try checks the learner's version of one of the lesson's kernels, code,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -120,10 +119,7 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 	switch m, k, tr, w, b, bl := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
 		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src), blocksCall.FindStringSubmatch(src); {
 	case k != nil && k[1] == k[4]: // kernel := `…` or schedule := `…`, checked
-		err = c.Check(k[3], k[2])
-		if _, failed := errors.AsType[*lessons.VerdictError](err); failed {
-			err = nil // the verdict, printed, is the cell's answer, as Check has it
-		}
+		err = answered(c.Check(k[3], k[2])) // as the package's Check has it
 	case tr != nil:
 		block, _ := strconv.Atoi(tr[1])
 		err = c.Try(tr[4], tr[5], tr[3], block, tr[2])

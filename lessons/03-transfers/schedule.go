@@ -114,11 +114,7 @@ func lineErr(line int, format string, args ...any) error {
 // returns the index of the "}" or len(lines).
 func (p *schedParser) block(lines []string, i int, inLoop bool) (int, error) {
 	for ; i < len(lines); i++ {
-		line := lines[i]
-		if k := strings.IndexByte(line, '#'); k >= 0 {
-			line = line[:k]
-		}
-		line = strings.TrimSpace(line)
+		line := bare(lines[i])
 		n := i + 1
 		switch {
 		case line == "":
@@ -202,15 +198,17 @@ func (p *schedParser) loop(lines []string, i int, line string) (int, error) {
 	return end, nil
 }
 
+// bare is a schedule's line without its comment and surrounding space.
+func bare(line string) string {
+	line, _, _ = strings.Cut(line, "#")
+	return strings.TrimSpace(line)
+}
+
 // skipBlock returns the index of the "}" closing the block from line i.
 func skipBlock(lines []string, i int) (int, error) {
 	depth := 0
 	for ; i < len(lines); i++ {
-		line := lines[i]
-		if k := strings.IndexByte(line, '#'); k >= 0 {
-			line = line[:k]
-		}
-		line = strings.TrimSpace(line)
+		line := bare(lines[i])
 		switch {
 		case strings.HasSuffix(line, "{"):
 			depth++

@@ -99,14 +99,17 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
 		var out []lessons.Result
 		for _, streams := range append([]int{0}, timelineStreams...) {
-			ops, name := (*pcase).serial, "serial"
-			if streams > 0 {
-				ops, name = func(c *pcase, k gpu.Kernel) []gpu.Op { return c.chunked(k, true) }, fmt.Sprintf("%d streams", streams)
-			}
-			rs, err := spansOf(env, l, step, name, max(1, streams), streams > 0, ops)
-			for _, r := range rs {
-				out = append(out, env.Record(r))
-			}
+			err := onPipeline(env, max(1, streams), func(c *pcase, k gpu.Kernel) error {
+				ops, name := c.serial(k), "serial"
+				if streams > 0 {
+					ops, name = c.chunked(k, true), fmt.Sprintf("%d streams", streams)
+				}
+				rs, err := spansOf(env, l, step, name, streams > 0, ops)
+				for _, r := range rs {
+					out = append(out, env.Record(r))
+				}
+				return err
+			})
 			if err != nil {
 				return out, err
 			}
@@ -116,31 +119,41 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 	if !ok {
 		return err
 	}
-	fig := timelineFigure(fmt.Sprintf("Copy in, compute, copy out: 2²⁶ floats in %d chunks", pipeChunks), rs)
+	return drawTimeline(env, l, step, fmt.Sprintf("Copy in, compute, copy out: 2²⁶ floats in %d chunks", pipeChunks), rs)
+}
+
+// onPipeline sets up the pipeline over 2²⁶ floats on the given number of
+// streams and calls f with it and the work kernel.
+func onPipeline(env *lessons.Env, streams int, f func(c *pcase, k gpu.Kernel) error) error {
+	k, err := env.FileKernel(kernelFile, "work")
+	if err != nil {
+		return err
+	}
+	cs, err := setupPipeline(env, lessons.Size{pipeN, streams})
+	if err != nil {
+		return err
+	}
+	defer cs.Free()
+	return f(cs.(*pcase), k)
+}
+
+// drawTimeline shows when each timeline of rs ended, and draws them.
+func drawTimeline(env *lessons.Env, l *lessons.Lesson, step, title string, rs []lessons.Result) error {
 	printEnds(env, rs)
+	fig := timelineFigure(title, rs)
 	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
 	return env.Figure(l, step, fig)
 }
 
-// spansOf sets up the pipeline over 2²⁶ floats, runs the ops of ops once
-// to warm it (its streams and events made, its pages touched), then once
-// more with CUDA events around each copy and kernel, and returns a result
-// a span: in lane name, or "name: stream N" where byStream.
-func spansOf(env *lessons.Env, l *lessons.Lesson, step, name string, streams int, byStream bool, ops func(*pcase, gpu.Kernel) []gpu.Op) ([]lessons.Result, error) {
-	k, err := env.FileKernel(kernelFile, "work")
-	if err != nil {
+// spansOf runs ops once to warm them (their streams and events made,
+// their pages touched), then once more with CUDA events around each copy
+// and kernel, and returns a result a span: in lane name, or "name: stream
+// N" where byStream.
+func spansOf(env *lessons.Env, l *lessons.Lesson, step, name string, byStream bool, ops []gpu.Op) ([]lessons.Result, error) {
+	if err := env.Dev.Run(ops...); err != nil {
 		return nil, err
 	}
-	cs, err := setupPipeline(env, lessons.Size{pipeN, streams})
-	if err != nil {
-		return nil, err
-	}
-	c := cs.(*pcase)
-	defer c.Free()
-	if err := env.Dev.Run(ops(c, k)...); err != nil {
-		return nil, err
-	}
-	spans, err := env.Dev.Timeline(ops(c, k)...)
+	spans, err := env.Dev.Timeline(ops...)
 	if err != nil {
 		return nil, err
 	}
@@ -188,22 +201,24 @@ func showSchedule(env *lessons.Env, l *lessons.Lesson, plan any) error {
 	if !ok {
 		return fmt.Errorf("transfers: a plan of type %T is no schedule", plan)
 	}
-	yours, err := spansOf(env, l, "Exercise", "yours", 4, true, func(c *pcase, k gpu.Kernel) []gpu.Op { return c.scheduled(k, sc) })
+	// One pipeline serves both: the two runs need the same data.
+	var rs []lessons.Result
+	err := onPipeline(env, 4, func(c *pcase, k gpu.Kernel) error {
+		yours, err := spansOf(env, l, "Exercise", "yours", true, c.scheduled(k, sc))
+		if err != nil {
+			return err
+		}
+		course, err := spansOf(env, l, "Exercise", "course, 4 streams", true, c.chunked(k, true))
+		rs = append(yours, course...)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	course, err := spansOf(env, l, "Exercise", "course, 4 streams", 4, true, func(c *pcase, k gpu.Kernel) []gpu.Op { return c.chunked(k, true) })
-	if err != nil {
-		return err
-	}
-	rs := append(yours, course...)
 	for i := range rs {
 		rs[i] = env.Record(rs[i])
 	}
-	printEnds(env, rs)
-	fig := timelineFigure("Your schedule beside the course's pipeline: 2²⁶ floats", rs)
-	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
-	return env.Figure(l, "Exercise", fig)
+	return drawTimeline(env, l, "Exercise", "Your schedule beside the course's pipeline: 2²⁶ floats", rs)
 }
 
 // spanKind names a timeline op for the figure: "" for what is no work.
@@ -243,38 +258,30 @@ func tooEarly(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 		fmt.Fprintln(env.Out, "No GPU here: on one, this step runs the pipeline without waiting for its streams, reads y at once, and shows the check finding it unfinished.")
 		return nil
 	}
-	cs, err := setupPipeline(env, lessons.Size{pipeN, 4})
-	if err != nil {
-		return err
-	}
-	c := cs.(*pcase)
-	defer c.Free()
-	k, err := env.FileKernel(kernelFile, "work")
-	if err != nil {
-		return err
-	}
-	c.impl = pipelined
-	if err := c.Poison(); err != nil {
-		return err
-	}
-	if err := env.Dev.Run(c.chunked(k, false)...); err != nil {
-		return err
-	}
-	_, early := c.Check()
-	// Now wait for every stream, as the joined pipeline does, and read again.
-	if err := env.Dev.Run(c.chunked(k, true)...); err != nil {
-		return err
-	}
-	_, late := c.Check()
-	switch {
-	case early == nil:
-		fmt.Fprintln(env.Out, "This time the copies happened to finish before y was read: the race is real, but it was not lost this time.")
-	default:
-		fmt.Fprintf(env.Out, "Read at once: %v\n", early)
-	}
-	if late != nil {
-		return fmt.Errorf("after waiting for the streams: %w", late)
-	}
-	fmt.Fprintln(env.Out, "Read after the device's stream waited for every stream's event: y passes the check.")
-	return nil
+	return onPipeline(env, 4, func(c *pcase, k gpu.Kernel) error {
+		c.impl = pipelined
+		if err := c.Poison(); err != nil {
+			return err
+		}
+		if err := env.Dev.Run(c.chunked(k, false)...); err != nil {
+			return err
+		}
+		_, early := c.Check()
+		// Now wait for every stream, as the joined pipeline does, and read again.
+		if err := env.Dev.Run(c.chunked(k, true)...); err != nil {
+			return err
+		}
+		_, late := c.Check()
+		switch {
+		case early == nil:
+			fmt.Fprintln(env.Out, "This time the copies happened to finish before y was read: the race is real, but it was not lost this time.")
+		default:
+			fmt.Fprintf(env.Out, "Read at once: %v\n", early)
+		}
+		if late != nil {
+			return fmt.Errorf("after waiting for the streams: %w", late)
+		}
+		fmt.Fprintln(env.Out, "Read after the device's stream waited for every stream's event: y passes the check.")
+		return nil
+	})
 }

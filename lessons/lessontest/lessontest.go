@@ -84,7 +84,7 @@ func Planted(t *testing.T, l *lessons.Lesson) {
 	_, noNVRTC := gpu.NVRTCVersion()
 	skipped := 0
 	for _, pk := range l.Planted {
-		plan := l.Exercise != nil && l.Exercise.Plan != nil && filepath.Ext(pk.File) == filepath.Ext(l.Exercise.File)
+		plan := l.Exercise.PlanFile(pk.File)
 		if !plan && noNVRTC != nil {
 			skipped++
 			continue
