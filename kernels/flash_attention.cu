@@ -84,33 +84,42 @@ static __device__ __forceinline__ float exp2_approx(float x) {
     return y;
 }
 
-// online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
-// scores against the tile of BC keys from j0, laid out as mma.sync's
-// accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
-// and r0 is the first row's query. It scales and masks the scores, moves
-// the running max m (in log2 units) and this lane's part of the sum l on,
-// leaves P = exp2(s − m) in pf as fp16 (the accumulator layout of two
-// neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
-// into the next product without leaving the registers), and in corr what
-// the output so far must be multiplied by.
+// mask_scores sets to −∞ the scores of a tile of BC keys from j0 that a
+// query may not see: keys past S, and with causal, keys after the query.
+// Rows and columns are those of online_softmax, below; row is row g's query.
 template <int BC>
-static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
-                                                      float sl2, int causal, int r0, int g, int c2) {
-    bool mask = j0 + BC > S || (causal && j0 + BC - 1 > r0);
-    float mx[2] = {m[0], m[1]};
+static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int causal, int row, int c2) {
 #pragma unroll
     for (int i = 0; i < BC / 2; i++) {
         int h = (i / 2) % 2, j = j0 + 8 * (i / 4) + c2 + i % 2;
-        float v = sc[i] * sl2;
-        if (mask && (j >= S || (causal && j > r0 + g + 8 * h))) v = NEG_INF;
-        sc[i] = v;
-        mx[h] = fmaxf(mx[h], v);
+        if (j >= S || (causal && j > row + 8 * h)) sc[i] = NEG_INF;
     }
+}
+
+// online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
+// scores against the tile of BC keys from j0, laid out as mma.sync's
+// accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
+// and r0 is the first row's query. It masks the scores, moves the running
+// max m (in log2 units, scaled) and this lane's part of the sum l on,
+// leaves P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
+// neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
+// into the next product without leaving the registers), and in corr what
+// the output so far must be multiplied by. Only a tile that holds a masked
+// key pays for the masking, and the scale rides in the exponent's FMA, so
+// each score costs a max, an FMA, an exponential and an add.
+template <int BC>
+static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
+                                                      float sl2, int causal, int r0, int g, int c2) {
+    if (j0 + BC > S || (causal && j0 + BC - 1 > r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);
+    float mx[2] = {NEG_INF, NEG_INF};
+#pragma unroll
+    for (int i = 0; i < BC / 2; i++) mx[(i / 2) % 2] = fmaxf(mx[(i / 2) % 2], sc[i]);
     float base[2];
 #pragma unroll
     for (int h = 0; h < 2; h++) {
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
         mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        mx[h] = fmaxf(m[h], mx[h] * sl2);           // the scale is positive, so it commutes with the max
         base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
         corr[h] = exp2_approx(m[h] - base[h]);
         m[h] = mx[h];
@@ -119,7 +128,7 @@ static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[
 #pragma unroll
     for (int i = 0; i < BC / 2; i += 2) {
         int h = (i / 2) % 2;
-        float p0 = exp2_approx(sc[i] - base[h]), p1 = exp2_approx(sc[i + 1] - base[h]);
+        float p0 = exp2_approx(fmaf(sc[i], sl2, -base[h])), p1 = exp2_approx(fmaf(sc[i + 1], sl2, -base[h]));
         l[h] += p0 + p1;
         pf[i / 8][(i / 2) % 4] = pack2(p0, p1);
     }
