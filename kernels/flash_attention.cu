@@ -86,7 +86,7 @@ static __device__ __forceinline__ float exp2_approx(float x) {
 
 // mask_scores sets to −∞ the scores of a tile of BC keys from j0 that a
 // query may not see: keys past S, and with causal, keys after the query.
-// Rows and columns are those of softmax_exp, below; row is row g's query.
+// Rows and columns are those of online_softmax, below; row is row g's query.
 template <int BC>
 static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int causal, int row, int c2) {
 #pragma unroll
@@ -96,18 +96,20 @@ static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int
     }
 }
 
-// softmax_exp is the online softmax of v2 and v3 on a warp's 16 rows of
+// online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
 // scores against the tile of BC keys from j0, laid out as mma.sync's
 // accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
 // and r0 is the first row's query. It masks the scores, moves the running
 // max m (in log2 units, scaled) and this lane's part of the sum l on,
-// leaves P = exp2(scale·s − m) in sc, in fp32, and in corr what the output
-// so far must be multiplied by. Only a tile that holds a masked key pays
-// for the masking, and the scale rides in the exponent's FMA, so each
-// score costs a max, an FMA, an exponential and an add.
+// leaves P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
+// neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
+// into the next product without leaving the registers), and in corr what
+// the output so far must be multiplied by. Only a tile that holds a masked
+// key pays for the masking, and the scale rides in the exponent's FMA, so
+// each score costs a max, an FMA, an exponential and an add.
 template <int BC>
-static __device__ __forceinline__ void softmax_exp(float* sc, float* corr, float* m, float* l, int j0, int S,
-                                                   float sl2, int causal, int r0, int g, int c2) {
+static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
+                                                      float sl2, int causal, int r0, int g, int c2) {
     if (j0 + BC > S || (causal && j0 + BC - 1 > r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);
     float mx[2] = {NEG_INF, NEG_INF};
 #pragma unroll
@@ -130,17 +132,8 @@ static __device__ __forceinline__ void softmax_exp(float* sc, float* corr, float
         l[h] += p0 + p1;
         sc[i] = p0, sc[i + 1] = p1;
     }
-}
-
-// online_softmax is softmax_exp, then P rounded to fp16 in pf: the
-// accumulator layout of two neighbouring 16×8 tiles is the A-operand layout
-// of one 16×16, so P goes into the next product without leaving the
-// registers. Rounding after every exponential is done, not as each comes,
-// measured faster in v3 (see docs/measurements.md).
-template <int BC>
-static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
-                                                      float sl2, int causal, int r0, int g, int c2) {
-    softmax_exp<BC>(sc, corr, m, l, j0, S, sl2, causal, r0, g, c2);
+    // P is rounded once every exponential is done, not as each comes: that
+    // order measured faster in v3 (see docs/measurements.md).
 #pragma unroll
     for (int i = 0; i < BC / 2; i += 2) pf[i / 8][(i / 2) % 4] = pack2(sc[i], sc[i + 1]);
 }
