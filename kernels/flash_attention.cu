@@ -164,37 +164,73 @@ static __device__ __forceinline__ void store_rows(unsigned short* Oh, const floa
     }
 }
 
+// copy_rows issues the cp.async copies that bring ROWS rows of D halves
+// from X, of which only the first left exist, to the shared-memory address
+// dst, rows ST halves apart; the rows that do not exist are filled with
+// zeros. The 128 threads of the block each take the chunk of 16 bytes at
+// their place in every (128/(D/8))-th row. The thread count and the shapes
+// are constants, so each copy is one instruction at a fixed offset, and a
+// full tile, the usual case, needs no test at all.
+template <int ROWS, int D, int ST>
+static __device__ __forceinline__ void copy_rows(unsigned dst, const unsigned short* X, int left, int tid) {
+    const int CHUNKS = D / 8, STEP = 128 / CHUNKS;  // 16-byte chunks a row; rows the block covers at once
+    int r = tid / CHUNKS, k = (tid % CHUNKS) * 8;
+    dst += (r * ST + k) * 2;
+    const unsigned short* src = X + r * D + k;
+    if (left >= ROWS) {
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; i++)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + i * STEP * ST * 2), "l"(src + i * STEP * D));
+    } else {
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; i++) {
+            bool in = r + i * STEP < left;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + i * STEP * ST * 2), "l"(in ? src + i * STEP * D : X),
+                         "r"(in ? 16 : 0));
+        }
+    }
+}
+
+// ldsm4 loads four 8×8 tiles of halves from shared memory, lane l giving
+// the address of row l % 8 of tile l / 8; ldsm4t loads them transposed.
+static __device__ __forceinline__ void ldsm4(unsigned* r, unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+static __device__ __forceinline__ void ldsm4t(unsigned* r, unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
 // flash_v2_tile is flash_v2 for head dimension D, each warp taking MT
-// tiles of 16 queries: see below.
+// tiles of 16 queries: see below. Shared memory is addressed in 32 bits
+// from one base, a lane's part of each address added once, so every
+// ldmatrix of a tile is the same register at a fixed offset.
 template <int D, int MT>
 __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const unsigned short* K, const unsigned short* V, unsigned short* O,
                                               int S, float scale, int causal, unsigned short* smem) {
     const int WR = 16 * MT, BR = 4 * WR, BC = 64, ST = D + 8;  // a warp's queries, the block's; 64 keys a tile; rows padded by 16 bytes
-    const int CHUNKS = D / 8;                                  // 16-byte chunks in a row
-    unsigned short* Qs = smem;                                 // [BR][ST]
-    unsigned short* Ks = Qs + BR * ST;                         // [2][BC][ST]
-    unsigned short* Vs = Ks + 2 * BC * ST;                     // [2][BC][ST]
+    const unsigned TILE = BC * ST * 2;                         // bytes of a stage of K or of V
+    unsigned sQ = smem32(smem);                                // Q: [BR][ST] halves
+    unsigned sK = sQ + BR * ST * 2;                            // K: [2][BC][ST]
+    unsigned sV = sK + 2 * TILE;                               // V: [2][BC][ST]
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int g = lane / 4, t = lane % 4;  // the rows and columns of the mma fragments this lane holds
     long long head = (long long)blockIdx.y * S * D;
     int q0 = blockIdx.x * BR, w0 = q0 + warp * WR;  // the block's first query, and this warp's
 
-    // copy issues cp.async copies of rows [r0, r0 + rows) of X into Xs,
-    // zero-filling the rows past S.
-    auto copy = [&](unsigned short* Xs, const unsigned short* X, int r0, int rows) {
-        for (int c = tid; c < rows * CHUNKS; c += blockDim.x) {
-            int r = c / CHUNKS, k = (c % CHUNKS) * 8;
-            bool in = r0 + r < S;
-            const unsigned short* src = in ? X + head + (long long)(r0 + r) * D + k : X;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem32(&Xs[r * ST + k])), "l"(src), "r"(in ? 16 : 0));
-        }
-    };
     int tiles = (S + BC - 1) / BC;
     if (causal) tiles = min(tiles, (q0 + BR + BC - 1) / BC);  // no key past the block's last query
-    copy(Qs, Q, q0, BR);
-    copy(Ks, K, 0, BC);
-    copy(Vs, V, 0, BC);
+    copy_rows<BR, D, ST>(sQ, Q + head + (long long)q0 * D, S - q0, tid);
+    copy_rows<BC, D, ST>(sK, K + head, S, tid);
+    copy_rows<BC, D, ST>(sV, V + head, S, tid);
     asm volatile("cp.async.commit_group;");
+
+    // A lane's part of the ldmatrix addresses: for A operands (Q) and V
+    // read transposed, row lane % 16 and column 8·(lane / 16) of a 16×16
+    // block; for K, row lane % 8 + 8·(lane / 16) and column 8·((lane / 8) % 2).
+    unsigned laneA = ((lane % 16) * ST + (lane / 16) * 8) * 2;
+    unsigned laneK = ((lane % 8 + (lane / 16) * 8) * ST + ((lane / 8) % 2) * 8) * 2;
 
     const float sl2 = scale * 1.4426950408889634f;  // scores in log2 units, for ex2
     unsigned qf[MT][D / 16][4];                      // this warp's rows of Q as A fragments
@@ -204,10 +240,11 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = NEG_INF;
 
     for (int kt = 0; kt < tiles; kt++) {
-        int s = kt & 1;
+        unsigned stage = (kt & 1) * TILE;
         if (kt + 1 < tiles) {
-            copy(Ks + (s ^ 1) * BC * ST, K, (kt + 1) * BC, BC);  // in flight during the math below
-            copy(Vs + (s ^ 1) * BC * ST, V, (kt + 1) * BC, BC);
+            long long next = head + (long long)(kt + 1) * BC * D;  // in flight during the math below
+            copy_rows<BC, D, ST>(sK + (TILE - stage), K + next, S - (kt + 1) * BC, tid);
+            copy_rows<BC, D, ST>(sV + (TILE - stage), V + next, S - (kt + 1) * BC, tid);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -218,15 +255,9 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int kk = 0; kk < D / 16; kk++) {
-                    int r = warp * WR + mt * 16 + lane % 16, c = kk * 16 + (lane / 16) * 8;
-                    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                                 : "=r"(qf[mt][kk][0]), "=r"(qf[mt][kk][1]), "=r"(qf[mt][kk][2]), "=r"(qf[mt][kk][3])
-                                 : "r"(smem32(&Qs[r * ST + c])));
-                }
+                for (int kk = 0; kk < D / 16; kk++) ldsm4(qf[mt][kk], sQ + laneA + ((warp * WR + mt * 16) * ST + kk * 16) * 2);
         }
-        const unsigned short* Kt = Ks + s * BC * ST;
-        const unsigned short* Vt = Vs + s * BC * ST;
+        unsigned kb = sK + stage + laneK, vb = sV + stage + laneA;
 
         // The warp's scores, Q·Kᵀ: K's rows, read as they are, are the
         // column-major B operand the mma takes. Each fragment of K read
@@ -237,10 +268,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 #pragma unroll
             for (int nj = 0; nj < BC / 16; nj++) {
                 unsigned b[4];
-                int r = nj * 16 + lane % 8 + (lane / 16) * 8, c = kk * 16 + ((lane / 8) % 2) * 8;
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-                             : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                             : "r"(smem32(&Kt[r * ST + c])));
+                ldsm4(b, kb + (nj * 16 * ST + kk * 16) * 2);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816(sc[mt][2 * nj], qf[mt][kk], b);
@@ -262,10 +290,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 #pragma unroll
             for (int dj = 0; dj < D / 16; dj++) {
                 unsigned b[4];
-                int r = kc * 16 + lane % 16, c = dj * 16 + (lane / 16) * 8;
-                asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-                             : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-                             : "r"(smem32(&Vt[r * ST + c])));
+                ldsm4t(b, vb + (kc * 16 * ST + dj * 16) * 2);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816(o[mt][2 * dj], pf[mt][kc], b);
@@ -273,7 +298,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
                 }
             }
         }
-        __syncthreads();  // everyone is done with stage s before it is loaded again
+        __syncthreads();  // everyone is done with this stage before it is loaded again
     }
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) store_rows<D>(O + head, &o[mt][0][0], l[mt], S, w0 + mt * 16, g, 2 * t);
