@@ -99,18 +99,15 @@ static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int
 // online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
 // scores against the tile of BC keys from j0, laid out as mma.sync's
 // accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
-// and r0 is the first row's query. It masks the scores, moves the running
-// max m (in log2 units, scaled) and this lane's part of the sum l on,
-// leaves P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
+// and r0 is the first row's query; the caller has masked the scores
+// (mask_scores) where the tile needs it. It moves the running max m (in log2 units, scaled) on, and this lane's part of the sum l
+// unless l is null (v2 has the tensor cores sum the rows), leaves P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
 // neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
 // into the next product without leaving the registers), and in corr what
-// the output so far must be multiplied by. Only a tile that holds a masked
-// key pays for the masking, and the scale rides in the exponent's FMA, so
-// each score costs a max, an FMA, an exponential and an add.
+// the output so far must be multiplied by. The scale rides in the
+// exponent's FMA, so each score costs a max, an FMA and an exponential, and an add for l.
 template <int BC>
-static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, int j0, int S,
-                                                      float sl2, int causal, int r0, int g, int c2) {
-    if (j0 + BC > S || (causal && j0 + BC - 1 > r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);
+static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, float sl2) {
     float mx[2] = {NEG_INF, NEG_INF};
 #pragma unroll
     for (int i = 0; i < BC / 2; i++) mx[(i / 2) % 2] = fmaxf(mx[(i / 2) % 2], sc[i]);
@@ -123,13 +120,13 @@ static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[
         base[h] = mx[h] == NEG_INF ? 0.0f : mx[h];  // a row with nothing seen yet stays at 0
         corr[h] = exp2_approx(m[h] - base[h]);
         m[h] = mx[h];
-        l[h] *= corr[h];
+        if (l) l[h] *= corr[h];
     }
 #pragma unroll
     for (int i = 0; i < BC / 2; i += 2) {
         int h = (i / 2) % 2;
         float p0 = exp2_approx(fmaf(sc[i], sl2, -base[h])), p1 = exp2_approx(fmaf(sc[i + 1], sl2, -base[h]));
-        l[h] += p0 + p1;
+        if (l) l[h] += p0 + p1;
         sc[i] = p0, sc[i + 1] = p1;
     }
     // P is rounded once every exponential is done, not as each comes: that
@@ -145,19 +142,15 @@ static __device__ __forceinline__ void rescale_rows(float* o, const float* corr)
     for (int i = 0; i < D / 2; i++) o[i] *= corr[(i / 2) % 2];
 }
 
-// store_rows divides the output rows by their sums, l's parts added across
-// the 4 lanes that share a row, and writes those before S to Oh, the head's
-// output, as fp16.
+// store_rows divides the output rows g and g + 8 by their sums, sum[0] and
+// sum[1], and writes those before S to Oh, the head's output, as fp16.
 template <int D>
-static __device__ __forceinline__ void store_rows(unsigned short* Oh, const float* o, const float* l, int S, int r0, int g, int c2) {
+static __device__ __forceinline__ void store_rows(unsigned short* Oh, const float* o, const float* sum, int S, int r0, int g, int c2) {
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        float sum = l[h];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
         int row = r0 + g + 8 * h;
         if (row >= S) continue;
-        float inv = 1.0f / sum;
+        float inv = 1.0f / sum[h];
         unsigned* out = reinterpret_cast<unsigned*>(Oh + (long long)row * D);
 #pragma unroll
         for (int j = 0; j < D / 8; j++) out[(8 * j + c2) / 2] = pack2(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
@@ -233,9 +226,10 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
     unsigned laneK = ((lane % 8 + (lane / 16) * 8) * ST + ((lane / 8) % 2) * 8) * 2;
 
     const float sl2 = scale * 1.4426950408889634f;  // scores in log2 units, for ex2
-    unsigned qf[MT][D / 16][4];                      // this warp's rows of Q as A fragments
-    float o[MT][D / 8][4] = {};                      // its rows of the output, fp32
-    float m[MT][2], l[MT][2] = {};                   // rows g and g + 8 of each tile: max (log2 units) and this lane's part of the sum
+    const unsigned ones[2] = {0x3c003c00u, 0x3c003c00u};  // a B operand of fp16 1s: P times it is P's row sums
+    unsigned qf[MT][D / 16][4];                          // this warp's rows of Q as A fragments
+    float o[MT][D / 8 + 1][4] = {};                      // its rows of the output, fp32, then of the sums
+    float m[MT][2];                                      // the running max of rows g and g + 8 of each tile (log2 units)
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = NEG_INF;
 
@@ -263,6 +257,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
         // column-major B operand the mma takes. Each fragment of K read
         // from shared memory serves all MT tiles of queries.
         float sc[MT][BC / 8][4] = {};
+        int j0 = kt * BC;
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
 #pragma unroll
@@ -276,17 +271,29 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
                 }
             }
         }
+        // Only a tile that holds a key past S, or with causal a key after
+        // one of the warp's queries, pays for the masking, and the test is
+        // made once for the warp's rows: the rest of the tile's work is one
+        // run of straight-line code for the compiler to schedule.
+        if (j0 + BC > S || (causal && j0 + BC - 1 > w0))
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) mask_scores<BC>(&sc[mt][0][0], j0, S, causal, w0 + mt * 16 + g, 2 * t);
         // The online softmax, a tile of 16 queries at a time.
         unsigned pf[MT][BC / 16][4];
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             float corr[2];
-            online_softmax<BC>(&sc[mt][0][0], pf[mt], corr, m[mt], l[mt], kt * BC, S, sl2, causal, w0 + mt * 16, g, 2 * t);
-            rescale_rows<D>(&o[mt][0][0], corr);
+            online_softmax<BC>(&sc[mt][0][0], pf[mt], corr, m[mt], nullptr, sl2);
+            rescale_rows<D + 8>(&o[mt][0][0], corr);
         }
         // O += P·V: V's rows are the row-major B operand, read transposed.
+        // A ninth block of columns, P times 1s, keeps the row sums: one
+        // mma instead of an add for every two scores, and the sums are of
+        // P as rounded to fp16, as the products are.
 #pragma unroll
         for (int kc = 0; kc < BC / 16; kc++) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) mma16816(o[mt][D / 8], pf[mt][kc], ones);
 #pragma unroll
             for (int dj = 0; dj < D / 16; dj++) {
                 unsigned b[4];
@@ -301,7 +308,10 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
         __syncthreads();  // everyone is done with this stage before it is loaded again
     }
 #pragma unroll
-    for (int mt = 0; mt < MT; mt++) store_rows<D>(O + head, &o[mt][0][0], l[mt], S, w0 + mt * 16, g, 2 * t);
+    for (int mt = 0; mt < MT; mt++) {
+        float sum[2] = {o[mt][D / 8][0], o[mt][D / 8][2]};  // every column of the sums block holds its row's sum
+        store_rows<D>(O + head, &o[mt][0][0], sum, S, w0 + mt * 16, g, 2 * t);
+    }
 }
 
 // v2: fp16 on the tensor cores, the FlashAttention-2 scheme: a block of 4
@@ -513,7 +523,8 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
     bar_arrive(next);
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     float corr[2];
-    online_softmax<BC>(sc, pf, corr, m, l, 0, S, sl2, causal, r0, g, c2);
+    if (BC > S || (causal && BC - 1 > r0)) mask_scores<BC>(sc, 0, S, causal, r0 + g, c2);
+    online_softmax<BC>(sc, pf, corr, m, l, sl2);
 
     // Each turn issues P·V for this tile and the scores of the next as one
     // group, straight-line: a wgmma under a branch between the fence and the
@@ -530,7 +541,9 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
         bar_arrive(next);
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         mbar_arrive(empty + 8 * s);  // this stage may be refilled
-        online_softmax<BC>(sc, pf, corr, m, l, (kt + 1) * BC, S, sl2, causal, r0, g, c2);
+        int j0 = (kt + 1) * BC;
+        if (j0 + BC > S || (causal && j0 + BC - 1 > r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);  // only a tile that holds a masked key
+        online_softmax<BC>(sc, pf, corr, m, l, sl2);
         // Once the running max settles, most tiles leave it be: skip the
         // multiplies by 1 where no row of the warp moved.
         if (__any_sync(0xffffffffu, corr[0] != 1.0f || corr[1] != 1.0f)) rescale_rows<D>(o, corr);
@@ -546,6 +559,11 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     }
 
+#pragma unroll
+    for (int h = 0; h < 2; h++) {  // the 4 lanes of a row each hold a part of its sum
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+        l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
     store_rows<D>(O + (long long)bh * S * D, o, l, S, r0, g, c2);
 }
 #else
