@@ -87,6 +87,7 @@ static __device__ __forceinline__ float exp2_approx(float x) {
 // mask_scores sets to −∞ the scores of a tile of BC keys from j0 that a
 // query may not see: keys past S, and with causal, keys after the query.
 // Rows and columns are those of online_softmax, below; row is row g's query.
+// Only a tile that holds such a key needs it: its callers test first.
 template <int BC>
 static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int causal, int row, int c2) {
 #pragma unroll
@@ -97,15 +98,17 @@ static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int
 }
 
 // online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
-// scores against the tile of BC keys from j0, laid out as mma.sync's
-// accumulators: sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2,
-// and r0 is the first row's query; the caller has masked the scores
-// (mask_scores) where the tile needs it. It moves the running max m (in log2 units, scaled) on, and this lane's part of the sum l
-// unless l is null (v2 has the tensor cores sum the rows), leaves P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
+// scores against a tile of BC keys, laid out as mma.sync's accumulators:
+// sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2. The caller
+// has masked the scores (mask_scores) where the tile needs it. It moves the
+// running max m (in log2 units, scaled) on, and this lane's part of the sum
+// l unless l is null (v2 has the tensor cores sum the rows); it leaves
+// P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
 // neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
 // into the next product without leaving the registers), and in corr what
 // the output so far must be multiplied by. The scale rides in the
-// exponent's FMA, so each score costs a max, an FMA and an exponential, and an add for l.
+// exponent's FMA, so each score costs a max, an FMA and an exponential,
+// and an add for l.
 template <int BC>
 static __device__ __forceinline__ void online_softmax(float* sc, unsigned (*pf)[4], float* corr, float* m, float* l, float sl2) {
     float mx[2] = {NEG_INF, NEG_INF};
