@@ -36,22 +36,29 @@ func TestGPUEveryLessonChecks(t *testing.T) {
 
 // TestGPUPlantedKernels judges every lesson's planted kernels exactly as
 // "check --kernel" does, under compute-sanitizer where they say so: each
-// solution passes, each mistake is rejected for the reason planted.
+// solution passes, each mistake is rejected for the reason planted. Each
+// lesson is a subtest, so -test.run TestGPUPlantedKernels/flash-attention
+// judges one lesson's.
 func TestGPUPlantedKernels(t *testing.T) {
 	env, out := liveEnv(t)
 	for _, l := range lessons.All() {
-		for _, pk := range l.Planted {
-			out.Reset()
-			name := l.Slug + "/" + pk.File
-			if pk.Sanitize != "" {
-				name += " under " + pk.Sanitize
-			}
-			if err := lessontest.Judge(env, l, pk); err != nil {
-				t.Errorf("%s: %v\n%s", name, err, out)
-				continue
-			}
-			t.Logf("%s: as planted", name)
+		if len(l.Planted) == 0 {
+			continue
 		}
+		t.Run(l.Slug, func(t *testing.T) {
+			for _, pk := range l.Planted {
+				out.Reset()
+				name := pk.File
+				if pk.Sanitize != "" {
+					name += " under " + pk.Sanitize
+				}
+				if err := lessontest.Judge(env, l, pk); err != nil {
+					t.Errorf("%s: %v\n%s", name, err, out)
+					continue
+				}
+				t.Logf("%s: as planted", name)
+			}
+		})
 	}
 }
 
