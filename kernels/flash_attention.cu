@@ -87,7 +87,8 @@ static __device__ __forceinline__ float exp2_approx(float x) {
 // mask_scores sets to −∞ the scores of a tile of BC keys from j0 that a
 // query may not see: keys past S, and with causal, keys after the query.
 // Rows and columns are those of online_softmax, below; row is row g's query.
-// Only a tile that holds such a key needs it: its callers test first.
+// Only a tile that holds such a key needs it: its callers test first, with
+// tile_masked.
 template <int BC>
 static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int causal, int row, int c2) {
 #pragma unroll
@@ -95,6 +96,13 @@ static __device__ __forceinline__ void mask_scores(float* sc, int j0, int S, int
         int h = (i / 2) % 2, j = j0 + 8 * (i / 4) + c2 + i % 2;
         if (j >= S || (causal && j > row + 8 * h)) sc[i] = NEG_INF;
     }
+}
+
+// tile_masked reports whether the tile of BC keys from j0 holds a key that
+// a query from r0 on may not see: one past S, or with causal, one after r0.
+template <int BC>
+static __device__ __forceinline__ bool tile_masked(int j0, int S, int causal, int r0) {
+    return j0 + BC > S || (causal && j0 + BC - 1 > r0);
 }
 
 // online_softmax is the online softmax of v2 and v3 on a warp's 16 rows of
@@ -239,9 +247,10 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
     for (int kt = 0; kt < tiles; kt++) {
         unsigned stage = (kt & 1) * TILE;
         if (kt + 1 < tiles) {
-            long long next = head + (long long)(kt + 1) * BC * D;  // in flight during the math below
-            copy_rows<BC, D, ST>(sK + (TILE - stage), K + next, S - (kt + 1) * BC, tid);
-            copy_rows<BC, D, ST>(sV + (TILE - stage), V + next, S - (kt + 1) * BC, tid);
+            int j1 = (kt + 1) * BC;  // the next tile's first key: in flight during the math below
+            long long next = head + (long long)j1 * D;
+            copy_rows<BC, D, ST>(sK + (TILE - stage), K + next, S - j1, tid);
+            copy_rows<BC, D, ST>(sV + (TILE - stage), V + next, S - j1, tid);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -278,7 +287,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
         // one of the warp's queries, pays for the masking, and the test is
         // made once for the warp's rows: the rest of the tile's work is one
         // run of straight-line code for the compiler to schedule.
-        if (j0 + BC > S || (causal && j0 + BC - 1 > w0))
+        if (tile_masked<BC>(j0, S, causal, w0))
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) mask_scores<BC>(&sc[mt][0][0], j0, S, causal, w0 + mt * 16 + g, 2 * t);
         // The online softmax, a tile of 16 queries at a time.
@@ -526,7 +535,7 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
     bar_arrive(next);
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     float corr[2];
-    if (BC > S || (causal && BC - 1 > r0)) mask_scores<BC>(sc, 0, S, causal, r0 + g, c2);
+    if (tile_masked<BC>(0, S, causal, r0)) mask_scores<BC>(sc, 0, S, causal, r0 + g, c2);
     online_softmax<BC>(sc, pf, corr, m, l, sl2);
 
     // Each turn issues P·V for this tile and the scores of the next as one
@@ -545,7 +554,7 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
         mbar_arrive(empty + 8 * s);  // this stage may be refilled
         int j0 = (kt + 1) * BC;
-        if (j0 + BC > S || (causal && j0 + BC - 1 > r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);  // only a tile that holds a masked key
+        if (tile_masked<BC>(j0, S, causal, r0)) mask_scores<BC>(sc, j0, S, causal, r0 + g, c2);
         online_softmax<BC>(sc, pf, corr, m, l, sl2);
         // Once the running max settles, most tiles leave it be: skip the
         // multiplies by 1 where no row of the warp moved.
