@@ -59,7 +59,7 @@ type Shape struct{ Dims, Strides []int64 }
 
 // NCHW is a packed 4-D shape with W innermost.
 func NCHW(n, c, h, w int) Shape {
-	return Shape{[]int64{int64(n), int64(c), int64(h), int64(w)}, []int64{int64(c * h * w), int64(h * w), int64(w), 1}}
+	return packed([]int64{int64(n), int64(c), int64(h), int64(w)})
 }
 
 // NHWC is a packed 4-D shape with C innermost, the layout tensor cores want.
@@ -69,16 +69,27 @@ func NHWC(n, c, h, w int) Shape {
 
 // Rows is a packed batch of row-major matrices, batch×rows×cols.
 func Rows(batch, rows, cols int) Shape {
-	return Shape{[]int64{int64(batch), int64(rows), int64(cols)}, []int64{int64(rows * cols), int64(cols), 1}}
+	return packed([]int64{int64(batch), int64(rows), int64(cols)})
 }
 
-// nhwc reports whether s has channels innermost.
 // BHSD is a packed batch×heads×sequence×head-dimension shape, the layout
 // of attention's q, k, v and output.
 func BHSD(b, h, s, d int) Shape {
-	return Shape{[]int64{int64(b), int64(h), int64(s), int64(d)}, []int64{int64(h * s * d), int64(s * d), int64(d), 1}}
+	return packed([]int64{int64(b), int64(h), int64(s), int64(d)})
 }
 
+// packed is dims laid out row-major, the last dimension contiguous.
+func packed(dims []int64) Shape {
+	strides := make([]int64, len(dims))
+	st := int64(1)
+	for i := len(dims) - 1; i >= 0; i-- {
+		strides[i] = st
+		st *= dims[i]
+	}
+	return Shape{append([]int64{}, dims...), strides}
+}
+
+// nhwc reports whether s has channels innermost.
 func (s Shape) nhwc() bool { return len(s.Strides) == 4 && s.Strides[1] == 1 && s.Dims[1] > 1 }
 
 // Elements is how many elements the shape holds.
@@ -300,17 +311,6 @@ func (g *Graph) Matmul(a, b *Tensor) *Tensor {
 	return y
 }
 
-// packed is dims laid out row-major, the last dimension contiguous.
-func packed(dims []int64) Shape {
-	strides := make([]int64, len(dims))
-	st := int64(1)
-	for i := len(dims) - 1; i >= 0; i-- {
-		strides[i] = st
-		st *= dims[i]
-	}
-	return Shape{append([]int64{}, dims...), strides}
-}
-
 // Reduce reduces x with mode (see gpu.CudnnReductionModes) over every
 // dimension where dims is 1 and x's is not; the result is virtual.
 func (g *Graph) Reduce(mode string, x *Tensor, dims []int64) *Tensor {
@@ -325,17 +325,13 @@ func (g *Graph) Reduce(mode string, x *Tensor, dims []int64) *Tensor {
 		g.fail("reduce %s: %v has rank %d, x %v rank %d", mode, dims, len(dims), x.t.Dims, len(x.t.Dims))
 		return x
 	}
-	strides := make([]int64, len(dims))
-	st := int64(1)
 	for i := len(dims) - 1; i >= 0; i-- {
 		if dims[i] != 1 && dims[i] != x.t.Dims[i] {
 			g.fail("reduce %s: dimension %d is %d; it must be 1 (reduced) or %d (kept)", mode, i, dims[i], x.t.Dims[i])
 			return x
 		}
-		strides[i] = st
-		st *= dims[i]
 	}
-	y := g.add(fmt.Sprintf("reduce_%s%d", mode, len(g.nodes)), g.compute, Shape{dims, strides}, true)
+	y := g.add(fmt.Sprintf("reduce_%s%d", mode, len(g.nodes)), g.compute, packed(dims), true)
 	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "reduction", Mode: mode, In: []int64{x.t.UID}, Out: y.t.UID, Compute: g.compute})
 	return y
 }
