@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 func TestParseEval(t *testing.T) {
@@ -112,7 +112,7 @@ func TestKernelSource(t *testing.T) {
 // TestKernelCompiles: NVRTC accepts what Kernel and Unfused write, for an
 // expression that calls every function.
 func TestKernelCompiles(t *testing.T) {
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("needs NVRTC (Debian: apt-get install libnvrtc11.2 from non-free): %v", err)
 	}
 	var calls []string
@@ -128,7 +128,7 @@ func TestKernelCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	unfused, stages := e.Unfused("step")
-	img, err := gpu.Compile(gpu.Source{Name: "fused.cu", Code: e.Kernel("fused") + unfused}, gpu.CompileOptions{NoCache: true})
+	img, err := nvrtc.Compile(nvrtc.Source{Name: "fused.cu", Code: e.Kernel("fused") + unfused}, nvrtc.CompileOptions{NoCache: true})
 	if err != nil {
 		t.Fatalf("%v\n%s%s", err, e.Kernel("fused"), unfused)
 	}

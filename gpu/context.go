@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"cudarepl/nvrtc"
 )
 
 // Context is a Device driven from this process: one GPU's primary context,
@@ -118,7 +120,7 @@ func (c *Context) start() error {
 	if err != nil {
 		return err
 	}
-	if v, err := NVRTCVersion(); err == nil {
+	if v, err := nvrtc.Version(); err == nil {
 		info.NVRTCVersion = v
 	}
 	if b, err := loadCUBLAS(); err == nil {

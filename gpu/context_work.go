@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"cudarepl/nvrtc"
 )
 
 // CUfunction_attribute values, from cuda.h.
@@ -22,7 +24,7 @@ const (
 )
 
 // LoadKernel loads img once and returns its kernel name.
-func (c *Context) LoadKernel(img *Image, name string) (Kernel, error) {
+func (c *Context) LoadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 	if img == nil || len(img.CUBIN) == 0 {
 		return Kernel{}, errors.New("gpu: load kernel: empty image")
 	}
@@ -35,7 +37,7 @@ func (c *Context) LoadKernel(img *Image, name string) (Kernel, error) {
 	return k, err
 }
 
-func (c *Context) loadKernel(img *Image, name string) (KernelAttrs, error) {
+func (c *Context) loadKernel(img *nvrtc.Image, name string) (KernelAttrs, error) {
 	d := c.d
 	mod, ok := c.modules[img.Key]
 	if !ok {

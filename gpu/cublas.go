@@ -5,12 +5,14 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"cudarepl/internal/dl"
 )
 
 // cublasAPI holds the cuBLAS entry points, bound from libcublas.
 // See https://docs.nvidia.com/cuda/cublas/.
 type cublasAPI struct {
-	lib     *library
+	lib     *dl.Library
 	version string
 
 	cublasCreate               func(h *uintptr) int32
@@ -24,13 +26,13 @@ type cublasAPI struct {
 }
 
 var loadCUBLAS = sync.OnceValues(func() (*cublasAPI, error) {
-	lib, err := openLibrary("cublas", "cuBLAS not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
+	lib, err := dl.Open("cublas", "cuBLAS not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
 		"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so")
 	if err != nil {
 		return nil, err
 	}
 	b := &cublasAPI{lib: lib}
-	err = lib.bind(map[string]any{
+	err = lib.Bind(map[string]any{
 		"cublasCreate_v2":            &b.cublasCreate,
 		"cublasDestroy_v2":           &b.cublasDestroy,
 		"cublasSetStream_v2":         &b.cublasSetStream,
@@ -63,7 +65,7 @@ func (b *cublasAPI) check(s int32, call, detail string) error {
 	}
 	name, ok := cublasStatusNames[s]
 	if b.cublasGetStatusName != nil {
-		name, ok = goString(b.cublasGetStatusName(s)), true
+		name, ok = dl.GoString(b.cublasGetStatusName(s)), true
 	}
 	if !ok {
 		name = fmt.Sprintf("cublasStatus_t(%d)", s)

@@ -5,12 +5,14 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"cudarepl/internal/dl"
 )
 
 // cublasLtAPI holds the cuBLASLt entry points used for FP8 products, bound
 // from libcublasLt. See https://docs.nvidia.com/cuda/cublas/#using-the-cublaslt-api.
 type cublasLtAPI struct {
-	lib *library
+	lib *dl.Library
 
 	cublasLtCreate                 func(h *uintptr) int32
 	cublasLtMatmulDescCreate       func(d *uintptr, compute, scale int32) int32
@@ -28,13 +30,13 @@ type cublasLtAPI struct {
 }
 
 var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
-	lib, err := openLibrary("cublas", "cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
+	lib, err := dl.Open("cublas", "cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
 		"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so")
 	if err != nil {
 		return nil, err
 	}
 	b := &cublasLtAPI{lib: lib}
-	err = lib.bind(map[string]any{
+	err = lib.Bind(map[string]any{
 		"cublasLtCreate":                       &b.cublasLtCreate,
 		"cublasLtMatmulDescCreate":             &b.cublasLtMatmulDescCreate,
 		"cublasLtMatmulDescDestroy":            &b.cublasLtMatmulDescDestroy,

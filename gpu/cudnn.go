@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"cudarepl/internal/dl"
 )
 
 // cudnnAPI holds the cuDNN 9 entry points: the backend (graph) API and the
@@ -12,7 +14,7 @@ import (
 // cudnn_graph.h, cudnn_ops.h and cudnn_cnn.h of cuDNN 9.14.
 // See https://docs.nvidia.com/deeplearning/cudnn/backend/latest/.
 type cudnnAPI struct {
-	lib     *library
+	lib     *dl.Library
 	version int // e.g. 91400
 
 	cudnnGetVersion         func() uint64
@@ -45,13 +47,13 @@ type cudnnAPI struct {
 }
 
 var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
-	lib, err := openLibrary("cudnn", "cuDNN 9 not found", "install cuDNN 9 (libcudnn9-cuda-12 or -13) or put libcudnn.so.9 on LD_LIBRARY_PATH",
+	lib, err := dl.Open("cudnn", "cuDNN 9 not found", "install cuDNN 9 (libcudnn9-cuda-12 or -13) or put libcudnn.so.9 on LD_LIBRARY_PATH",
 		"libcudnn.so.9", "libcudnn.so")
 	if err != nil {
 		return nil, err
 	}
 	a := &cudnnAPI{lib: lib}
-	err = lib.bind(map[string]any{
+	err = lib.Bind(map[string]any{
 		"cudnnGetVersion":                         &a.cudnnGetVersion,
 		"cudnnGetErrorString":                     &a.cudnnGetErrorString,
 		"cudnnGetLastErrorString":                 &a.cudnnGetLastErrorString,
@@ -83,7 +85,7 @@ var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
 	}
 	a.version = int(a.cudnnGetVersion())
 	if a.version < 90000 {
-		return nil, &UnavailableError{Reason: fmt.Sprintf("%s is cuDNN %d; cudarepl needs cuDNN 9", lib.name, a.version)}
+		return nil, &UnavailableError{Reason: fmt.Sprintf("%s is cuDNN %d; cudarepl needs cuDNN 9", lib.Name, a.version)}
 	}
 	return a, nil
 })
@@ -106,7 +108,7 @@ func (a *cudnnAPI) check(s int32, call, detail string) error {
 	}
 	buf := make([]byte, 1024)
 	a.cudnnGetLastErrorString(&buf[0], uint64(len(buf)))
-	return &CUDAError{Call: call, Detail: detail, Code: int(s), Name: goString(a.cudnnGetErrorString(s)), Msg: goString(&buf[0])}
+	return &CUDAError{Call: call, Detail: detail, Code: int(s), Name: dl.GoString(a.cudnnGetErrorString(s)), Msg: dl.GoString(&buf[0])}
 }
 
 // Backend descriptor types (cudnnBackendDescriptorType_t).

@@ -28,7 +28,7 @@ func CudnnSoftmaxOp(sm CudnnSoftmax) LibOp {
 func (st *cudnnState) prepareSoftmax(sm CudnnSoftmax) (func() error, func(), error) {
 	a := st.a
 	if a.cudnnSoftmaxForward == nil {
-		return nil, nil, &UnavailableError{Reason: fmt.Sprintf("%s has no cudnnSoftmaxForward", a.lib.name)}
+		return nil, nil, &UnavailableError{Reason: fmt.Sprintf("%s has no cudnnSoftmaxForward", a.lib.Name)}
 	}
 	if sm.Type != FP32 && sm.Type != FP16 {
 		return nil, nil, fmt.Errorf("%s: the softmax here takes float32 or float16", sm)

@@ -1,6 +1,10 @@
 package gpu
 
-import "time"
+import (
+	"time"
+
+	"cudarepl/nvrtc"
+)
 
 // Device is one GPU's context: memory, kernels, launches, graphs and timed
 // measurements. *Worker (the default, from Open) forwards each call to a
@@ -34,7 +38,7 @@ type Device interface {
 
 	// LoadKernel loads img (once per image) and returns its kernel name
 	// (cuModuleLoadData, cuModuleGetFunction, cuFuncGetAttribute).
-	LoadKernel(img *Image, name string) (Kernel, error)
+	LoadKernel(img *nvrtc.Image, name string) (Kernel, error)
 	// Occupancy returns how many blocks of k fit on one SM at the given
 	// block size and dynamic shared memory
 	// (cuOccupancyMaxActiveBlocksPerMultiprocessor).

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"cudarepl/internal/dl"
 )
 
 // DeviceInfo describes one GPU: what it is and the limits a kernel meets.
@@ -151,7 +153,7 @@ func (d *driverAPI) queryDevice(dev int32) (DeviceInfo, error) {
 	if err := d.check(d.cuDeviceGetName(&name[0], int32(len(name)), dev), "cuDeviceGetName", ""); err != nil {
 		return info, err
 	}
-	info.Name = goString(&name[0])
+	info.Name = dl.GoString(&name[0])
 	var total uint64
 	if err := d.check(d.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem_v2", ""); err != nil {
 		return info, err

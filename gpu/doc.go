@@ -26,7 +26,7 @@
 //
 // The C types of the CUDA libraries map to Go as follows.
 //
-//	CUresult, nvrtcResult, cublasStatus_t  ⇔  error (*CUDAError, *CompileError)
+//	CUresult, nvrtcResult, cublasStatus_t  ⇔  error (*CUDAError, *nvrtc.CompileError)
 //	CUdeviceptr                            ⇔  DevicePtr
 //	void* host memory from cuMemHostAlloc  ⇔  HostPtr
 //	CUfunction (with its module)           ⇔  Kernel

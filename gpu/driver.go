@@ -7,6 +7,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"cudarepl/internal/dl"
+
 	"github.com/ebitengine/purego"
 )
 
@@ -17,7 +19,7 @@ type cuResult int32
 // libcuda.so.1. Versioned symbols (_v2) are the ones the driver keeps stable.
 // See https://docs.nvidia.com/cuda/cuda-driver-api/.
 type driverAPI struct {
-	lib *library
+	lib *dl.Library
 
 	cuInit                    func(flags uint32) cuResult
 	cuDriverGetVersion        func(v *int32) cuResult
@@ -89,12 +91,12 @@ type driverAPI struct {
 }
 
 var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
-	lib, err := openLibrary("driver", "no NVIDIA driver found", "", "libcuda.so.1")
+	lib, err := dl.Open("driver", "no NVIDIA driver found", "", "libcuda.so.1")
 	if err != nil {
 		return nil, err
 	}
 	d := &driverAPI{lib: lib}
-	err = lib.bind(map[string]any{
+	err = lib.Bind(map[string]any{
 		"cuInit":                       &d.cuInit,
 		"cuDriverGetVersion":           &d.cuDriverGetVersion,
 		"cuGetErrorName":               &d.cuGetErrorName,
@@ -154,7 +156,7 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.launchAddr, err = purego.Dlsym(lib.handle, "cuLaunchKernel"); err != nil {
+	if d.launchAddr, err = lib.Symbol("cuLaunchKernel"); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -176,10 +178,10 @@ func (d *driverAPI) check(r cuResult, call, detail string) error {
 	e := &CUDAError{Call: call, Detail: detail, Code: int(r), Name: fmt.Sprintf("CUresult(%d)", r)}
 	var s *byte
 	if d.cuGetErrorName(r, &s) == 0 {
-		e.Name = goString(s)
+		e.Name = dl.GoString(s)
 	}
 	if d.cuGetErrorString(r, &s) == 0 {
-		e.Msg = goString(s)
+		e.Msg = dl.GoString(s)
 	}
 	return e
 }

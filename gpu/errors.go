@@ -4,27 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"cudarepl/internal/dl"
 )
 
 // ErrNoGPU is wrapped by every error that means live GPU work is impossible
 // here: no driver, no device, or a library that is missing. Callers test for
-// it with errors.Is and fall back to replay.
-var ErrNoGPU = errors.New("no usable GPU")
+// it with errors.Is and fall back to replay. It is dl.ErrUnavailable, which
+// every package that loads an NVIDIA library wraps.
+var ErrNoGPU = dl.ErrUnavailable
 
 // UnavailableError says in one sentence why a library or the GPU cannot be
 // used, e.g. "no NVIDIA driver found (libcuda.so.1)".
-type UnavailableError struct {
-	Reason string // one sentence, lower case, no final period
-	Err    error  // the underlying error, if any
-}
-
-func (e *UnavailableError) Error() string { return "gpu: " + e.Reason }
-
-// Unwrap returns the underlying error.
-func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrNoGPU.
-func (e *UnavailableError) Is(target error) bool { return target == ErrNoGPU }
+type UnavailableError = dl.UnavailableError
 
 // CUDAError is a failed call into the driver, NVRTC or cuBLAS.
 type CUDAError struct {

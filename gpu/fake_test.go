@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"cudarepl/nvrtc"
 )
 
 // fakeDevice is a Device that runs on the CPU, so that the worker protocol
@@ -97,7 +99,7 @@ func (f *fakeDevice) FreeHost(p HostPtr) error              { delete(f.host, p);
 func (f *fakeDevice) WriteHost(p HostPtr, src []byte) error { copy(f.hostBuf(p), src); return nil }
 func (f *fakeDevice) ReadHost(dst []byte, p HostPtr) error  { copy(dst, f.hostBuf(p)); return nil }
 
-func (f *fakeDevice) LoadKernel(img *Image, name string) (Kernel, error) {
+func (f *fakeDevice) LoadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 	return Kernel{Name: name, Image: img.Key, Attrs: KernelAttrs{MaxThreadsPerBlock: 1024}}, nil
 }
 

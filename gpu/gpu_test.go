@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cudarepl/nvrtc"
 )
 
 // These tests need an NVIDIA GPU. Build them with -tags gpu (make gpu-test);
@@ -36,7 +38,7 @@ func openGPU(t testing.TB, opts ...Options) *Worker {
 // kernels compiles testdata/kernels.cu for w's GPU and loads the named kernels.
 func kernels(t testing.TB, w Device, names ...string) map[string]Kernel {
 	t.Helper()
-	img, err := Compile(Source{Name: "testdata/kernels.cu", Code: testKernels}, CompileOptions{Arch: w.Info().Arch()})
+	img, err := nvrtc.Compile(nvrtc.Source{Name: "testdata/kernels.cu", Code: testKernels}, nvrtc.CompileOptions{Arch: w.Info().Arch()})
 	if err != nil {
 		t.Fatalf("Compile = %v", err)
 	}
@@ -136,10 +138,10 @@ func TestGPUVectorAdd(t *testing.T) {
 }
 
 func TestGPUCompileError(t *testing.T) {
-	_, err := Compile(Source{Name: "bad.cu", Code: "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_thing;\n}\n"}, CompileOptions{Arch: "sm_90"})
-	var ce *CompileError
+	_, err := nvrtc.Compile(nvrtc.Source{Name: "bad.cu", Code: "extern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_thing;\n}\n"}, nvrtc.CompileOptions{Arch: "sm_90"})
+	var ce *nvrtc.CompileError
 	if !errors.As(err, &ce) || ce.Line != 2 {
-		t.Fatalf("Compile(bad) = %v, want a *CompileError at line 2", err)
+		t.Fatalf("nvrtc.Compile(bad) = %v, want a *nvrtc.CompileError at line 2", err)
 	}
 }
 

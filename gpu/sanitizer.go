@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"cudarepl/internal/dl"
 )
 
 // SanitizerTools are the compute-sanitizer tools a Worker can run under.
@@ -18,13 +20,13 @@ var SanitizerTools = []string{"memcheck", "racecheck", "synccheck", "initcheck"}
 // findSanitizer returns the path of compute-sanitizer: on PATH, in
 // $CUDA_PATH/bin or $CUDA_HOME/bin, or in /usr/local/cuda/bin.
 func findSanitizer() (string, error) {
-	if Hidden("sanitizer") {
-		return "", fmt.Errorf("gpu: compute-sanitizer is hidden by %s=%s", HideEnv, os.Getenv(HideEnv))
+	if dl.Hidden("sanitizer") {
+		return "", fmt.Errorf("gpu: compute-sanitizer is hidden by %s=%s", dl.HideEnv, os.Getenv(dl.HideEnv))
 	}
 	if p, err := exec.LookPath("compute-sanitizer"); err == nil {
 		return p, nil
 	}
-	for _, d := range append(toolkitDirs("bin"), "/usr/local/cuda/bin") {
+	for _, d := range append(dl.ToolkitDirs("bin"), "/usr/local/cuda/bin") {
 		p := filepath.Join(d, "compute-sanitizer")
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p, nil

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"cudarepl/nvrtc"
 )
 
 // DefaultTimeout is how long a Worker call may run without finishing or
@@ -45,10 +47,10 @@ type Worker struct {
 	p        *proc
 	info     DeviceInfo
 	restarts int
-	images   map[string]*Image  // every image loaded, to reload after a restart
-	loaded   map[kernelKey]bool // kernels loaded in the current process
-	owned    map[owned]bool     // memory and graphs made by the current process
-	gone     map[owned]bool     // made by a process since replaced, and not yet freed
+	images   map[string]*nvrtc.Image // every image loaded, to reload after a restart
+	loaded   map[kernelKey]bool      // kernels loaded in the current process
+	owned    map[owned]bool          // memory and graphs made by the current process
+	gone     map[owned]bool          // made by a process since replaced, and not yet freed
 	closed   bool
 	sanDir   string // where compute-sanitizer writes one log per worker process
 }
@@ -81,7 +83,7 @@ func Open(opts ...Options) (*Worker, error) {
 	if o.backend == "" {
 		o.backend = "gpu"
 	}
-	w := &Worker{opts: o, images: map[string]*Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
+	w := &Worker{opts: o, images: map[string]*nvrtc.Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
 	if o.Sanitizer != "" {
 		w.opts.Timeout = sanitizerTimeout(o.Timeout)
 		dir, err := os.MkdirTemp("", "cudarepl-sanitizer-")

@@ -3,6 +3,8 @@ package gpu
 import (
 	"errors"
 	"fmt"
+
+	"cudarepl/nvrtc"
 )
 
 // MemInfo returns the free and total device memory in bytes.
@@ -89,7 +91,7 @@ func (w *Worker) ReadHost(dst []byte, src HostPtr) error {
 
 // LoadKernel loads img in the worker and returns its kernel name. The image
 // is kept, so that a restarted worker loads it again on the kernel's next use.
-func (w *Worker) LoadKernel(img *Image, name string) (Kernel, error) {
+func (w *Worker) LoadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 	if img == nil || len(img.CUBIN) == 0 {
 		return Kernel{}, errors.New("gpu: load kernel: empty image")
 	}
@@ -100,7 +102,7 @@ func (w *Worker) LoadKernel(img *Image, name string) (Kernel, error) {
 }
 
 // loadKernel loads one kernel into the current worker; with w.mu held.
-func (w *Worker) loadKernel(img *Image, name string) (Kernel, error) {
+func (w *Worker) loadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 	r, err := w.call("load kernel "+name, call{Method: "LoadKernel", Image: img, Name: name}, nil)
 	if err == nil {
 		w.loaded[kernelKey{img.Key, name}] = true

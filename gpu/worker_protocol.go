@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"errors"
+
+	"cudarepl/nvrtc"
 )
 
 // The worker protocol: the parent writes calls as gob values to the worker's
@@ -20,7 +22,7 @@ type call struct {
 	Ptr    uint64
 	Pinned bool
 	Data   []byte
-	Image  *Image
+	Image  *nvrtc.Image
 	Name   string
 	Kernel Kernel
 	Block  int
@@ -52,7 +54,7 @@ type reply struct {
 type wireError struct {
 	Msg         string
 	CUDA        *CUDAError
-	Compile     *CompileError
+	Compile     *nvrtc.CompileError
 	Unavailable *UnavailableError
 }
 
@@ -62,7 +64,7 @@ func toWire(err error) *wireError {
 	}
 	w := &wireError{Msg: err.Error()}
 	var ce *CUDAError
-	var cpe *CompileError
+	var cpe *nvrtc.CompileError
 	var ue *UnavailableError
 	switch {
 	case errors.As(err, &ce):

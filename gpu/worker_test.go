@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cudarepl/nvrtc"
 )
 
 func openFake(t *testing.T, timeout time.Duration) *Worker {
@@ -21,7 +23,7 @@ func openFake(t *testing.T, timeout time.Duration) *Worker {
 	return w
 }
 
-var fakeImage = &Image{Key: "fake-image", Name: "fake.cu", CUBIN: []byte{1}}
+var fakeImage = &nvrtc.Image{Key: "fake-image", Name: "fake.cu", CUBIN: []byte{1}}
 
 func fakeKernel(t *testing.T, w *Worker, name string) Kernel {
 	t.Helper()

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 //go:embed *.cu
@@ -25,13 +25,13 @@ func Files() []string {
 	return out
 }
 
-// Source returns the embedded file as a gpu.Source named kernels/<file>.
-func Source(file string) (gpu.Source, error) {
+// Source returns the embedded file as a nvrtc.Source named kernels/<file>.
+func Source(file string) (nvrtc.Source, error) {
 	b, err := files.ReadFile(file)
 	if err != nil {
-		return gpu.Source{}, fmt.Errorf("kernels: no file %q (have %s)", file, strings.Join(Files(), ", "))
+		return nvrtc.Source{}, fmt.Errorf("kernels: no file %q (have %s)", file, strings.Join(Files(), ", "))
 	}
-	return gpu.Source{Name: "kernels/" + file, Code: string(b)}, nil
+	return nvrtc.Source{Name: "kernels/" + file, Code: string(b)}, nil
 }
 
 // Version is one rung of a file's ladder.
@@ -50,7 +50,7 @@ var (
 // Ladder returns the versions declared in src, in file order. A "// vN:"
 // comment may run over several lines; the kernel declared after it is the
 // version. Versions must be numbered 1, 2, 3… in order.
-func Ladder(src gpu.Source) ([]Version, error) {
+func Ladder(src nvrtc.Source) ([]Version, error) {
 	lines := strings.Split(src.Code, "\n")
 	var out []Version
 	for i := 0; i < len(lines); i++ {
@@ -83,7 +83,7 @@ func Ladder(src gpu.Source) ([]Version, error) {
 // Function returns the source of the kernel name in src, or of the
 // __device__ function of that name: the comment block (and template line)
 // right above it and its body up to the matching closing brace.
-func Function(src gpu.Source, name string) (string, error) {
+func Function(src nvrtc.Source, name string) (string, error) {
 	lines := strings.Split(src.Code, "\n")
 	device := regexp.MustCompile(`__device__[^;{(]*\b` + regexp.QuoteMeta(name) + `\s*\(`)
 	at := -1
@@ -124,7 +124,7 @@ func Function(src gpu.Source, name string) (string, error) {
 }
 
 // Names returns every __global__ kernel declared in src, in file order.
-func Names(src gpu.Source) []string {
+func Names(src nvrtc.Source) []string {
 	var out []string
 	for _, m := range kernelDecl.FindAllStringSubmatch(src.Code, -1) {
 		out = append(out, m[1])

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 func TestLadder(t *testing.T) {
@@ -21,7 +21,7 @@ func TestLadder(t *testing.T) {
 		{"no kernel", "// v1: a\nint x;\n", nil, "not followed by a __global__ kernel"},
 	}
 	for _, tt := range tests {
-		got, err := Ladder(gpu.Source{Name: "t.cu", Code: tt.code})
+		got, err := Ladder(nvrtc.Source{Name: "t.cu", Code: tt.code})
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: err = %v, want %q", tt.desc, err, tt.wantErr)
@@ -90,13 +90,13 @@ var spillsOnPurpose = map[string]bool{"copy_deep_bounded": true}
 // and checks that ptxas reported every kernel and that none spills but
 // those meant to.
 func TestCompileAll(t *testing.T) {
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	t.Setenv("CUDAREPL_CACHE", t.TempDir())
 	for _, f := range Files() {
 		src, _ := Source(f)
-		img, err := gpu.Compile(src, gpu.CompileOptions{})
+		img, err := nvrtc.Compile(src, nvrtc.CompileOptions{})
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -136,7 +136,7 @@ func TestSignatures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, s := range Signatures(gpu.Source{Name: "t.cu", Code: tt.code}) {
+		for _, s := range Signatures(nvrtc.Source{Name: "t.cu", Code: tt.code}) {
 			g := s.String()
 			if s.ExternC {
 				g += " C"

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 // Signature is a __global__ kernel's declaration as a source writes it.
@@ -34,7 +34,7 @@ var (
 // each with its parameter types and whether it is extern "C" (on its own
 // line or inside an extern "C" { … } block). Templates are left out: they
 // have no one signature.
-func Signatures(src gpu.Source) []Signature {
+func Signatures(src nvrtc.Source) []Signature {
 	code := comments.ReplaceAllStringFunc(src.Code, func(c string) string {
 		return strings.Repeat(" ", len(c)) // keep offsets
 	})

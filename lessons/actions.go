@@ -9,6 +9,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/nvrtc"
 	"cudarepl/plots"
 )
 
@@ -202,7 +203,7 @@ func (a CheckStep) impls(p *Problem) ([]Impl, error) {
 // for this env's GPU, or the reference GPU in replay. Where NVRTC is
 // missing it says so once and returns ok false with a nil error: there is
 // nothing more to show.
-func (e *Env) CompileHere(l *Lesson, file string) (img *gpu.Image, src gpu.Source, ok bool, err error) {
+func (e *Env) CompileHere(l *Lesson, file string) (img *nvrtc.Image, src nvrtc.Source, ok bool, err error) {
 	if src, err = kernelSource(l, file); err != nil {
 		return nil, src, false, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/nvrtc"
 	"cudarepl/plots"
 )
 
@@ -37,7 +38,7 @@ type Env struct {
 	// Results collects what ran live in this session.
 	Results ResultSet
 
-	images   map[string]*gpu.Image
+	images   map[string]*nvrtc.Image
 	kernels  map[string]gpu.Kernel
 	ceilings map[string]Result
 	noted    map[string]bool // what was said once and need not be said again
@@ -126,35 +127,35 @@ func (e *Env) progress(done, total int, what string) {
 // arch is the architecture kernels are compiled for.
 func (e *Env) arch() string {
 	if e.Live() {
-		v, _ := gpu.NVRTCVersion()
+		v, _ := nvrtc.Version()
 		return e.Dev.Info().FeatureArch(v)
 	}
-	return gpu.DefaultArch
+	return nvrtc.DefaultArch
 }
 
 // Compile compiles src for this env's GPU (or the reference GPU in replay),
 // once per session.
-func (e *Env) Compile(src gpu.Source) (*gpu.Image, error) { return e.compile(src, nil) }
+func (e *Env) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return e.compile(src, nil) }
 
 // compile is Compile, finding the C++ kernels names by their names too.
-func (e *Env) compile(src gpu.Source, names []string) (*gpu.Image, error) {
+func (e *Env) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
 	key := src.Name + "\x00" + src.Code + "\x00" + strings.Join(names, "\x00")
 	if img, ok := e.images[key]; ok {
 		return img, nil
 	}
-	img, err := gpu.Compile(src, gpu.CompileOptions{Arch: e.arch(), Names: names})
+	img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: e.arch(), Names: names})
 	if err != nil {
 		return nil, err
 	}
 	if e.images == nil {
-		e.images = map[string]*gpu.Image{}
+		e.images = map[string]*nvrtc.Image{}
 	}
 	e.images[key] = img
 	return img, nil
 }
 
 // Kernel compiles src and loads its kernel name on the GPU.
-func (e *Env) Kernel(src gpu.Source, name string) (gpu.Kernel, error) {
+func (e *Env) Kernel(src nvrtc.Source, name string) (gpu.Kernel, error) {
 	if !e.Live() {
 		return gpu.Kernel{}, fmt.Errorf("lessons: kernel %s: no GPU (%v)", name, e.NoGPU)
 	}
@@ -191,12 +192,12 @@ func (e *Env) FileKernel(file, name string) (gpu.Kernel, error) {
 }
 
 // kernelSource returns the kernel file named file, or lesson l's when "".
-func kernelSource(l *Lesson, file string) (gpu.Source, error) {
+func kernelSource(l *Lesson, file string) (nvrtc.Source, error) {
 	if file == "" {
 		file = l.Kernels
 	}
 	if file == "" {
-		return gpu.Source{}, fmt.Errorf("lessons: %s has no kernels", l.Slug)
+		return nvrtc.Source{}, fmt.Errorf("lessons: %s has no kernels", l.Slug)
 	}
 	return kernels.Source(file)
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 // Exercise is a kernel handed to the learner with a part left out. Their
@@ -98,6 +98,6 @@ func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	return nil
 }
 
-func resourceLine(k gpu.KernelResources) string {
+func resourceLine(k nvrtc.KernelResources) string {
 	return fmt.Sprintf("%d registers/thread, %d B static shared memory, %d B spilled", k.Registers, k.SharedStatic, k.SpillStores)
 }

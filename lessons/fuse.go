@@ -8,6 +8,7 @@ import (
 
 	"cudarepl/fuse"
 	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 // FuseElements is how many elements Fuse runs on unless told: 2²⁶ fp32,
@@ -50,7 +51,7 @@ func (e *Env) Fuse(expr string, n int) error {
 			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
 	e.PrintTable(ways)
 
-	img, err := e.Compile(gpu.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
+	img, err := e.Compile(nvrtc.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func inputList(in []string) string {
 
 // fuseRun checks and times the fused kernel and the unfused stages of x on
 // n elements.
-func (e *Env) fuseRun(x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfusedBytes int) error {
+func (e *Env) fuseRun(x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, unfusedBytes int) error {
 	d := e.Dev
 	bytes := 4 * int64(n)
 	need := bytes * int64(len(x.Inputs())+len(stages)+1)

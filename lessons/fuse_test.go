@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 // TestFuseWithoutGPU: without a GPU, fuse shows both ways and their bytes
@@ -30,7 +30,7 @@ func TestFuseWithoutGPU(t *testing.T) {
 			t.Errorf("Fuse(%q, %d) printed before refusing:\n%s", tc.expr, tc.n, out.String())
 		}
 	}
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("the rest needs NVRTC (Debian: libnvrtc11.2 from non-free): %v", err)
 	}
 	var out bytes.Buffer

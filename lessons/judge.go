@@ -9,6 +9,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/nvrtc"
 )
 
 // Submission is a learner's kernel file to judge like one of a lesson's
@@ -44,7 +45,7 @@ func (v Verdict) String() string {
 	switch {
 	case v.Passed():
 		return fmt.Sprintf("%s passes every check %s passes.", v.Kernel, v.Like)
-	case v.Judged && errors.As(v.Err, new(*gpu.CompileError)):
+	case v.Judged && errors.As(v.Err, new(*nvrtc.CompileError)):
 		return fmt.Sprintf("FAILED: %s does not compile (the compiler's log is above)", v.Kernel)
 	case v.Judged:
 		return fmt.Sprintf("FAILED: %s: %s", v.Kernel, firstLine(v.Err.Error()))
@@ -80,7 +81,7 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		like, _ := p.impl(s.Like)
 		s.Block = like.block()
 	}
-	src := gpu.Source{Name: s.File, Code: s.Code}
+	src := nvrtc.Source{Name: s.File, Code: s.Code}
 	sig, err := pickKernel(l, src, s.Kernel, s.Like)
 	if err != nil {
 		return Verdict{}, err
@@ -204,7 +205,7 @@ func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Ke
 // compiled compiles src and prints the resources of its kernel name. ok is
 // false where that is as far as judging goes here: src does not compile,
 // or there is no GPU; v then holds why, and its line has been printed.
-func (e *Env) compiled(src gpu.Source, name string, names []string, v *Verdict) (img *gpu.Image, ok bool) {
+func (e *Env) compiled(src nvrtc.Source, name string, names []string, v *Verdict) (img *nvrtc.Image, ok bool) {
 	img, err := e.compile(src, names)
 	if err != nil {
 		v.Err, v.Judged = err, !errors.Is(err, gpu.ErrNoGPU)
@@ -235,7 +236,7 @@ func (e *Env) verdict(v Verdict) Verdict {
 // one named, else the exercise's kernel, else the one kernel whose
 // parameters are like's. Where none or several fit, the error lists what
 // the file declares and how to pick one.
-func pickKernel(l *Lesson, src gpu.Source, name, like string) (kernels.Signature, error) {
+func pickKernel(l *Lesson, src nvrtc.Source, name, like string) (kernels.Signature, error) {
 	sigs := kernels.Signatures(src)
 	var declared []string
 	for _, s := range sigs {
@@ -290,7 +291,7 @@ func pickKernel(l *Lesson, src gpu.Source, name, like string) (kernels.Signature
 func likeSignature(l *Lesson, like string) (kernels.Signature, bool) {
 	srcs := l.kernelSources()
 	if x := l.Exercise; x != nil {
-		srcs = append(srcs, gpu.Source{Name: x.File, Code: x.Starter})
+		srcs = append(srcs, nvrtc.Source{Name: x.File, Code: x.Starter})
 	}
 	for _, src := range srcs {
 		for _, s := range kernels.Signatures(src) {
@@ -324,8 +325,8 @@ func (l *Lesson) kernelFiles() []string {
 
 // kernelSources returns the sources of the lesson's kernel files, its own
 // first.
-func (l *Lesson) kernelSources() []gpu.Source {
-	var out []gpu.Source
+func (l *Lesson) kernelSources() []nvrtc.Source {
+	var out []nvrtc.Source
 	for _, f := range l.kernelFiles() {
 		if src, err := kernels.Source(f); err == nil {
 			out = append(out, src)
@@ -336,11 +337,11 @@ func (l *Lesson) kernelSources() []gpu.Source {
 
 // fileDeclaring returns the name and source of the lesson's kernel file
 // that declares the kernel name.
-func (l *Lesson) fileDeclaring(name string) (string, gpu.Source, error) {
+func (l *Lesson) fileDeclaring(name string) (string, nvrtc.Source, error) {
 	for _, f := range l.kernelFiles() {
 		if src, err := kernels.Source(f); err == nil && slices.Contains(kernels.Names(src), name) {
 			return f, src, nil
 		}
 	}
-	return "", gpu.Source{}, fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
+	return "", nvrtc.Source{}, fmt.Errorf("lessons: %s has no kernel %q (it has: %s)", l.Slug, name, strings.Join(l.KernelNames(), ", "))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 	"cudarepl/plots"
 )
 
@@ -79,7 +80,7 @@ func (e *Env) Banner(version string) string {
 func (e *Env) WriteDevice(w io.Writer) {
 	if !e.Live() {
 		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", e.NoGPU)
-		if v, err := gpu.NVRTCVersion(); err == nil {
+		if v, err := nvrtc.Version(); err == nil {
 			fmt.Fprintf(w, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
 		}
 		return
@@ -116,7 +117,7 @@ func (e *Env) WriteMem(w io.Writer) error {
 
 // WriteVersions says which NVRTC and cuDNN this machine has, or why not.
 func WriteVersions(w io.Writer) {
-	if v, err := gpu.NVRTCVersion(); err == nil {
+	if v, err := nvrtc.Version(); err == nil {
 		fmt.Fprintf(w, "NVRTC %s\n", v)
 	} else {
 		fmt.Fprintf(w, "%v\n", err)

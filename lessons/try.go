@@ -10,6 +10,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/nvrtc"
 )
 
 // Edit is a learner's version of one of the lesson's kernels, to check and
@@ -35,10 +36,10 @@ func (l *Lesson) KernelSource(name string) (string, error) {
 
 // kernelFunction finds the kernel name in the lesson's kernel files and
 // returns its file's source and the kernel's function text.
-func (l *Lesson) kernelFunction(name string) (gpu.Source, string, error) {
+func (l *Lesson) kernelFunction(name string) (nvrtc.Source, string, error) {
 	_, src, err := l.fileDeclaring(name)
 	if err != nil {
-		return gpu.Source{}, "", err
+		return nvrtc.Source{}, "", err
 	}
 	fn, err := kernels.Function(src, name)
 	return src, fn, err
@@ -156,12 +157,12 @@ func ValidBlock(b int) error {
 // in returns src with the learner's function in place of the course's
 // kernel, under a name that says whose it is; src itself where they
 // changed nothing.
-func (ed Edit) in(src gpu.Source) gpu.Source {
+func (ed Edit) in(src nvrtc.Source) nvrtc.Source {
 	orig, err := kernels.Function(src, ed.Kernel)
 	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(ed.Code) {
 		return src
 	}
-	return gpu.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
+	return nvrtc.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
 }
 
 // valid says what is wrong with an edit before anything compiles: a
@@ -306,7 +307,7 @@ func (e *VerdictError) Error() string { return e.Verdict.String() }
 
 // benchBeside times the course's kernel and the learner's at ed's size and
 // block, and shows them in one table.
-func (e *Env) benchBeside(l *Lesson, ed Edit, yours gpu.Source) error {
+func (e *Env) benchBeside(l *Lesson, ed Edit, yours nvrtc.Source) error {
 	p, err := l.findVariant(ed.Kernel)
 	if err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/nvrtc"
 )
 
 // TestNotebooksUpToDate fails when a lesson changed and its notebook was
@@ -191,7 +191,7 @@ func TestStepErrors(t *testing.T) {
 // TestFuseInReplay: a fuse cell without a GPU shows both ways and says
 // they were compiled, not run.
 func TestFuseInReplay(t *testing.T) {
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	var out bytes.Buffer
@@ -211,7 +211,7 @@ func TestFuseInReplay(t *testing.T) {
 // be only compiled); a version that does not compile, or has lost the
 // kernel's name, is turned down.
 func TestTryInReplay(t *testing.T) {
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	l, _ := lessons.Find("vector-add")

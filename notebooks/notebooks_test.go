@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"cudarepl/gpu"
+	"cudarepl/internal/dl"
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all"
 	"cudarepl/notebook"
@@ -27,7 +27,7 @@ func TestExecuteNotebooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("executing notebooks takes minutes; skipped under -short")
 	}
-	if _, err := exec.LookPath("jupyter"); err != nil || gpu.Hidden("jupyter") {
+	if _, err := exec.LookPath("jupyter"); err != nil || dl.Hidden("jupyter") {
 		t.Skip("jupyter not found: install Debian's jupyter-nbconvert and python3-nbclient to execute the notebooks")
 	}
 	specs, err := exec.Command("jupyter", "kernelspec", "list").Output()
@@ -151,7 +151,7 @@ nbformat.validate(nb)`, f).CombinedOutput()
 // nbformatPython is a python3 that can import nbformat: the one on PATH,
 // else Debian's; "" where neither can.
 func nbformatPython() string {
-	if gpu.Hidden("jupyter") {
+	if dl.Hidden("jupyter") {
 		return ""
 	}
 	for _, p := range []string{"python3", "/usr/bin/python3"} {

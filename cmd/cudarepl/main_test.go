@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 func TestRun(t *testing.T) {
@@ -81,7 +81,7 @@ func TestCommandLines(t *testing.T) {
 func TestCommandLineVerdict(t *testing.T) {
 	replayOnly(t)
 	workspace(t)
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("a kernel that does not compile needs NVRTC to fail: %v", err)
 	}
 	var out, errb bytes.Buffer

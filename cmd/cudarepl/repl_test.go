@@ -17,6 +17,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/nvrtc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -116,7 +117,7 @@ func TestREPLCommands(t *testing.T) {
 // TestREPLTranscriptGolden pins one whole session's output.
 func TestREPLTranscriptGolden(t *testing.T) {
 	replayOnly(t)
-	if v, err := gpu.NVRTCVersion(); err != nil || v != "11.8" {
+	if v, err := nvrtc.Version(); err != nil || v != "11.8" {
 		t.Skipf("needs NVRTC 11.8 (Debian's libnvrtc11.2), with which the golden transcript was recorded; here: %q, %v", v, err)
 	}
 	out := transcript(t, "lessons\nopen 2\nnext\nnext\nnext\nrun vadd_v1\nbench\nquit\n")
@@ -149,7 +150,7 @@ func TestREPLTranscriptGolden(t *testing.T) {
 
 func TestREPLExercise(t *testing.T) {
 	replayOnly(t)
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	bad, _ := filepath.Abs("../../lessons/02-vector-add/testdata/syntax_error.cu")
@@ -343,7 +344,7 @@ func TestREPLEditKernel(t *testing.T) {
 	if out := transcript(t, "open 2\nedit kernel nope\n"); !strings.Contains(out, `error: lessons: vector-add has no kernel "nope"`) {
 		t.Errorf("editing a kernel the lesson lacks:\n%s", out)
 	}
-	if _, err := gpu.NVRTCVersion(); err != nil {
+	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("an edit that does not compile needs NVRTC to fail: %v", err)
 	}
 	// An editor that drops a semicolon: the verdict says it fails, once.

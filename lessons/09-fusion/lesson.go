@@ -14,6 +14,7 @@ import (
 	"cudarepl/fuse"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/nvrtc"
 )
 
 //go:embed lesson.md
@@ -192,7 +193,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		if err != nil {
 			return nil, err
 		}
-		k, err := c.env.Kernel(gpu.Source{Name: "fuse.cu", Code: e.Kernel("fused")}, "fused") // compiled and loaded once, then cached
+		k, err := c.env.Kernel(nvrtc.Source{Name: "fuse.cu", Code: e.Kernel("fused")}, "fused") // compiled and loaded once, then cached
 		if err != nil {
 			return nil, err
 		}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/nvrtc"
 )
 
 // Run runs every shared test of the lesson named slug.
@@ -81,7 +81,7 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 // exercise that is not a kernel) needs no NVRTC: it reads and waits for a
 // GPU, or fails as planted where its mistake shows in what it says.
 func Planted(t *testing.T, l *lessons.Lesson) {
-	_, noNVRTC := gpu.NVRTCVersion()
+	_, noNVRTC := nvrtc.Version()
 	skipped := 0
 	for _, pk := range l.Planted {
 		plan := l.Exercise.PlanFile(pk.File)
@@ -99,7 +99,7 @@ func Planted(t *testing.T, l *lessons.Lesson) {
 			t.Errorf("%s: %v", pk.File, err)
 			continue
 		}
-		var ce *gpu.CompileError
+		var ce *nvrtc.CompileError
 		switch {
 		case plan && pk.Want != "":
 			if !v.Judged || v.Err == nil || !strings.Contains(v.Err.Error(), pk.Want) {
@@ -109,7 +109,7 @@ func Planted(t *testing.T, l *lessons.Lesson) {
 			if !errors.As(v.Err, &ce) {
 				t.Errorf("%s was planted not to compile, but: %v", pk.File, v)
 			}
-		case pk.NeedsHeaders && len(gpu.IncludeDirs()) == 0:
+		case pk.NeedsHeaders && len(nvrtc.IncludeDirs()) == 0:
 			if !errors.As(v.Err, &ce) || ce.Hint == "" {
 				t.Errorf("%s needs the toolkit's headers, which are not here; want a compile error with a hint, got %v", pk.File, v)
 			}

@@ -1,11 +1,12 @@
-package gpu
+package nvrtc
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"cudarepl/internal/dl"
 )
 
 // includeDirs finds the CUDA toolkit's headers (cuda_fp16.h, mma.h,
@@ -18,12 +19,12 @@ import (
 // that includes a toolkit header fails to compile with a hint
 // (CompileError.Hint).
 var includeDirs = sync.OnceValue(func() []string {
-	candidates := toolkitDirs("include")
-	if lib := loadedLibrary("libnvrtc"); lib != "" {
+	candidates := dl.ToolkitDirs("include")
+	if lib := dl.LoadedLibrary("libnvrtc"); lib != "" {
 		dir := filepath.Dir(lib)
 		candidates = append(candidates, filepath.Join(dir, "..", "include"), filepath.Join(dir, "..", "..", "include"))
 	}
-	if v, err := NVRTCVersion(); err == nil {
+	if v, err := Version(); err == nil {
 		candidates = append(candidates, "/usr/local/cuda-"+v+"/include")
 	}
 	candidates = append(candidates, "/usr/local/cuda/include", "/usr/include")
@@ -43,28 +44,6 @@ var includeDirs = sync.OnceValue(func() []string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
-}
-
-// loadedLibrary returns the path of the shared library this process has
-// loaded whose file name starts with prefix (from /proc/self/maps), or "".
-func loadedLibrary(prefix string) string {
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
-			continue
-		}
-		path := fields[len(fields)-1]
-		if strings.HasPrefix(filepath.Base(path), prefix) {
-			return path
-		}
-	}
-	return ""
 }
 
 // IncludeDirs returns the folders NVRTC is given to find the CUDA

@@ -1,4 +1,4 @@
-package gpu
+package nvrtc
 
 import (
 	"crypto/sha256"

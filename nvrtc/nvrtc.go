@@ -1,4 +1,4 @@
-package gpu
+package nvrtc
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"cudarepl/internal/dl"
 )
 
 // nvrtcAPI holds the NVRTC entry points, bound from libnvrtc.
 // See https://docs.nvidia.com/cuda/nvrtc/.
 type nvrtcAPI struct {
-	lib     *library
+	lib     *dl.Library
 	version string // e.g. "11.8"
 
 	nvrtcVersion           func(major, minor *int32) int32
@@ -32,14 +34,14 @@ type nvrtcAPI struct {
 }
 
 var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
-	defer keepSignalHandlers()() // loading runs LLVM's static constructors
-	lib, err := openLibrary("nvrtc", "NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
+	defer dl.KeepSignalHandlers()() // loading runs LLVM's static constructors
+	lib, err := dl.Open("nvrtc", "NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
 		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
 	if err != nil {
 		return nil, err
 	}
 	n := &nvrtcAPI{lib: lib}
-	err = lib.bind(map[string]any{
+	err = lib.Bind(map[string]any{
 		"nvrtcVersion":           &n.nvrtcVersion,
 		"nvrtcGetErrorString":    &n.nvrtcGetErrorString,
 		"nvrtcCreateProgram":     &n.nvrtcCreateProgram,
@@ -65,9 +67,9 @@ var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
 	return n, nil
 })
 
-// NVRTCVersion returns the version of the NVRTC that Compile uses, e.g.
-// "13.0", or an error wrapping ErrNoGPU's cousin, an *UnavailableError.
-func NVRTCVersion() (string, error) {
+// Version returns the version of the NVRTC that Compile uses, e.g.
+// "13.0", or the *dl.UnavailableError that says why NVRTC cannot be loaded.
+func Version() (string, error) {
 	n, err := loadNVRTC()
 	if err != nil {
 		return "", err
@@ -79,7 +81,7 @@ func (n *nvrtcAPI) check(r int32, call string) error {
 	if r == 0 {
 		return nil
 	}
-	return &CUDAError{Call: call, Code: int(r), Name: goString(n.nvrtcGetErrorString(r))}
+	return fmt.Errorf("gpu: %s: %s", call, dl.GoString(n.nvrtcGetErrorString(r)))
 }
 
 // compile runs NVRTC on src and returns the CUBIN and the log, and for
@@ -94,7 +96,7 @@ type compiled struct {
 
 func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, error) {
 	var out compiled
-	defer keepSignalHandlers()()
+	defer dl.KeepSignalHandlers()()
 	var prog uintptr
 	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
 		return out, err
@@ -111,7 +113,7 @@ func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, er
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	for i, o := range opts {
-		cstrs[i] = cString(o)
+		cstrs[i] = dl.CString(o)
 		pin.Pin(&cstrs[i][0])
 		ptrs[i] = uintptr(unsafe.Pointer(&cstrs[i][0]))
 	}
@@ -153,7 +155,7 @@ func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, er
 		if err := n.check(n.nvrtcGetLoweredName(prog, e, &p), "nvrtcGetLoweredName "+e); err != nil {
 			return out, err
 		}
-		out.lowered[e] = goString(p)
+		out.lowered[e] = dl.GoString(p)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package gpu
+package nvrtc
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ func TestCompileErrorLine(t *testing.T) {
 // needNVRTC skips where libnvrtc is missing.
 func needNVRTC(t *testing.T) {
 	t.Helper()
-	if _, err := NVRTCVersion(); err != nil {
+	if _, err := Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestCompileKeepsGoSignalHandlers(t *testing.T) {
 // compiles where the toolkit's headers are found, and otherwise fails with
 // a hint that names the header and how to get it.
 func TestCompileToolkitHeader(t *testing.T) {
-	if _, err := NVRTCVersion(); err != nil {
+	if _, err := Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	src := Source{Name: "half.cu", Code: `#include <cuda_fp16.h>
@@ -199,7 +199,7 @@ extern "C" __global__ void halve(const __half* x, __half* y, int n) {
 // name its source gives it, through NVRTC's name expressions, from a
 // fresh compile and from the disk cache alike.
 func TestCompileCPlusPlusKernel(t *testing.T) {
-	if _, err := NVRTCVersion(); err != nil {
+	if _, err := Version(); err != nil {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	t.Setenv("CUDAREPL_CACHE", t.TempDir())

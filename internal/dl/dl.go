@@ -1,23 +1,25 @@
-package gpu
+package dl
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
 
-// library is a shared object opened with dlopen.
-type library struct {
-	name   string // the file name that opened, e.g. "libnvrtc.so.13"
+// Library is a shared object opened with dlopen.
+type Library struct {
+	Name   string // the file name that opened, e.g. "libnvrtc.so.13"
 	handle uintptr
 }
 
-// toolkitDirs lists the folders subs (such as "bin") of the toolkits that
+// ToolkitDirs lists the folders subs (such as "bin") of the toolkits that
 // $CUDA_PATH and $CUDA_HOME name, in that order; none where neither is set.
-func toolkitDirs(subs ...string) []string {
+func ToolkitDirs(subs ...string) []string {
 	var dirs []string
 	for _, env := range []string{"CUDA_PATH", "CUDA_HOME"} {
 		if d := os.Getenv(env); d != "" {
@@ -32,7 +34,7 @@ func toolkitDirs(subs ...string) []string {
 // cudaLibDirs lists the folders searched after the loader's own path, for
 // toolkits installed where ld.so.cache does not look.
 func cudaLibDirs() []string {
-	return append(toolkitDirs("lib64", "lib"),
+	return append(ToolkitDirs("lib64", "lib"),
 		"/usr/local/cuda/lib64",
 		"/usr/local/cuda/targets/x86_64-linux/lib",
 		"/usr/local/cuda/targets/sbsa-linux/lib",
@@ -60,11 +62,12 @@ func Hidden(what string) bool {
 	return false
 }
 
-// openLibrary opens the first of names that loads, trying each bare name
-// (the loader's search path) and then each name in cudaLibDirs. Failing, it
-// says "<what> (<names>)", then "; <hint>" if there is one. key is the name
-// $CUDAREPL_HIDE knows the library by.
-func openLibrary(key, what, hint string, names ...string) (*library, error) {
+// Open opens the first of names that loads, trying each bare name (the
+// loader's search path) and then each name in the toolkit's usual folders.
+// Failing, it returns an *UnavailableError that says "<what> (<names>)",
+// then "; <hint>" if there is one. key is the name $CUDAREPL_HIDE knows
+// the library by.
+func Open(key, what, hint string, names ...string) (*Library, error) {
 	if Hidden(key) {
 		reason := fmt.Sprintf("%s (hidden by %s=%s)", what, HideEnv, os.Getenv(HideEnv))
 		if hint != "" {
@@ -74,7 +77,7 @@ func openLibrary(key, what, hint string, names ...string) (*library, error) {
 	}
 	var tried []string
 	var firstErr error
-	attempt := func(path string) *library {
+	attempt := func(path string) *Library {
 		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
 			if firstErr == nil {
@@ -82,7 +85,7 @@ func openLibrary(key, what, hint string, names ...string) (*library, error) {
 			}
 			return nil
 		}
-		return &library{name: filepath.Base(path), handle: h}
+		return &Library{Name: filepath.Base(path), handle: h}
 	}
 	for _, n := range names {
 		tried = append(tried, n)
@@ -108,9 +111,10 @@ func openLibrary(key, what, hint string, names ...string) (*library, error) {
 	return nil, &UnavailableError{Reason: reason, Err: firstErr}
 }
 
-// bind registers each C symbol into its Go function pointer. Symbols in
-// optional may be missing (older library versions); the others may not.
-func (l *library) bind(syms map[string]any, optional ...string) error {
+// Bind registers each C symbol into its Go function pointer (a pointer to
+// a func variable, as purego.RegisterFunc takes). Symbols in optional may
+// be missing (older library versions); the others may not.
+func (l *Library) Bind(syms map[string]any, optional ...string) error {
 	opt := map[string]bool{}
 	for _, o := range optional {
 		opt[o] = true
@@ -121,15 +125,19 @@ func (l *library) bind(syms map[string]any, optional ...string) error {
 			if opt[name] {
 				continue
 			}
-			return &UnavailableError{Reason: fmt.Sprintf("%s has no symbol %s; it is too old", l.name, name), Err: err}
+			return &UnavailableError{Reason: fmt.Sprintf("%s has no symbol %s; it is too old", l.Name, name), Err: err}
 		}
 		purego.RegisterFunc(fptr, addr)
 	}
 	return nil
 }
 
-// goString copies a NUL-terminated C string.
-func goString(p *byte) string {
+// Symbol returns the address of the C symbol name, for a caller that
+// calls it with purego.SyscallN rather than through a bound function.
+func (l *Library) Symbol(name string) (uintptr, error) { return purego.Dlsym(l.handle, name) }
+
+// GoString copies a NUL-terminated C string; "" for nil.
+func GoString(p *byte) string {
 	if p == nil {
 		return ""
 	}
@@ -138,4 +146,32 @@ func goString(p *byte) string {
 		b = append(b, *q)
 	}
 	return string(b)
+}
+
+// nextByte steps a C string pointer by one byte.
+func nextByte(p *byte) *byte { return (*byte)(unsafe.Add(unsafe.Pointer(p), 1)) }
+
+// CString returns a NUL-terminated copy of s for C to read.
+func CString(s string) []byte { return append([]byte(s), 0) }
+
+// LoadedLibrary returns the path of the shared library this process has
+// loaded whose file name starts with prefix (from /proc/self/maps), or "".
+func LoadedLibrary(prefix string) string {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 {
+			continue
+		}
+		path := fields[len(fields)-1]
+		if strings.HasPrefix(filepath.Base(path), prefix) {
+			return path
+		}
+	}
+	return ""
 }

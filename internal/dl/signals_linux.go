@@ -1,19 +1,19 @@
-package gpu
+package dl
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-// keepSignalHandlers saves the handler of every catchable signal and
+// KeepSignalHandlers saves the handler of every catchable signal and
 // returns a function that puts them all back.
 //
 // NVRTC is LLVM inside, and LLVM installs handlers of its own (for SIGINT,
 // SIGSEGV and others) without SA_ONSTACK. The Go runtime cannot run on such
 // a handler: the next Ctrl-C, or a signal.Notify'd SIGINT, ends the process
 // with "non-Go code set up signal handler without SA_ONSTACK flag". So every
-// NVRTC call is wrapped in keepSignalHandlers.
-func keepSignalHandlers() (restore func()) {
+// NVRTC call is wrapped in KeepSignalHandlers.
+func KeepSignalHandlers() (restore func()) {
 	// The kernel's struct sigaction, read and written back as opaque bytes.
 	type kernelSigaction [4]uint64
 	const sigsetSize = 8
