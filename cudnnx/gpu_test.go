@@ -25,7 +25,7 @@ func openGPU(t *testing.T) gpu.Device {
 		}
 		t.Fatal(err)
 	}
-	if _, err := gpu.CudnnVersion(); err != nil {
+	if _, err := Version(); err != nil {
 		dev.Close()
 		t.Skipf("no cuDNN: %v", err)
 	}
@@ -35,7 +35,7 @@ func openGPU(t *testing.T) gpu.Device {
 
 // check runs g on random inputs (uniform in lo…hi) and compares every
 // output with Eval: ‖out − ref‖/‖ref‖ ≤ tol.
-func check(t *testing.T, dev gpu.Device, g *Graph, lo, hi, tol float64, opt Options) gpu.CudnnPlanReport {
+func check(t *testing.T, dev gpu.Device, g *Graph, lo, hi, tol float64, opt Options) PlanReport {
 	t.Helper()
 	inputs := map[*Tensor][]float64{}
 	bind := Bind{}
@@ -131,7 +131,7 @@ func TestGPUConvolution(t *testing.T) {
 func TestGPUPointwise(t *testing.T) {
 	dev := openGPU(t)
 	var modes []string
-	for m := range gpu.CudnnPointwiseModes {
+	for m := range pointwiseModes {
 		if m == "cmp_ge" || m == "gen_index" || m == "binary_select" {
 			continue
 		}
@@ -147,7 +147,7 @@ func TestGPUPointwise(t *testing.T) {
 			lo, hi = 0.05, 0.3
 		}
 		var out *Tensor
-		if gpu.CudnnPointwiseModes[mode].Inputs == 2 {
+		if pointwiseModes[mode].Inputs == 2 {
 			b := g.Tensor("b", gpu.FP16, NHWC(1, 8, 1, 1))
 			out = g.Pointwise(mode, y, b)
 		} else {
@@ -240,7 +240,7 @@ func TestGPULegacyAlgorithms(t *testing.T) {
 		px, _ := Upload(dev, tc.dt, xv)
 		pw, _ := Upload(dev, tc.dt, wv)
 		py, _ := dev.Alloc(Bytes(tc.dt, y.Shape()))
-		cv := gpu.CudnnConv{N: 2, C: 8, H: 12, W: 12, K: 16, R: 3, S: 3, Pad: 1, Stride: 1, Type: tc.dt, NHWC: tc.nhwc, X: px, Wt: pw, Y: py}
+		cv := LegacyConv{N: 2, C: 8, H: 12, W: 12, K: 16, R: 3, S: 3, Pad: 1, Stride: 1, Type: tc.dt, NHWC: tc.nhwc, X: px, Wt: pw, Y: py}
 		algos, err := ConvAlgorithms(dev, cv)
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestGPULegacyAlgorithms(t *testing.T) {
 			}
 			cv.Algo = a.Algo
 			dev.Run(gpu.Memset{Dst: py, Value: 0x7fc00000, Count: Bytes(tc.dt, y.Shape()) / 4})
-			if err := dev.Run(gpu.CudnnConvOp(cv)); err != nil {
+			if err := dev.Run(cv); err != nil {
 				t.Fatalf("%s: %v", a.Name, err)
 			}
 			got, _ := Download(dev, tc.dt, py, int(y.Shape().Span()))

@@ -1,24 +1,7 @@
-// Package cudnnx builds cuDNN 9 operation graphs in Go, in the spirit of
-// cudnn-frontend's Python API: tensors get unique ids by themselves,
-// intermediate results are virtual (they never reach global memory) unless
-// marked as outputs, and a graph runs as one gpu.Op.
-//
-//	g := cudnnx.New("conv+bias+relu")
-//	x := g.Tensor("x", gpu.FP16, cudnnx.NHWC(32, 64, 112, 112))
-//	w := g.Tensor("w", gpu.FP16, cudnnx.NHWC(64, 64, 3, 3))
-//	b := g.Tensor("b", gpu.FP16, cudnnx.NHWC(1, 64, 1, 1))
-//	y := g.Relu(g.Add(g.Conv(x, w, cudnnx.Same(3)), b)).Output(gpu.FP16)
-//	op, err := g.Op(cudnnx.Bind{x: px, w: pw, b: pb, y: py}, cudnnx.Options{})
-//
-// Building the plan (heuristics, engine configurations, finalizing) happens
-// in the process that owns the GPU context, in package gpu, which also keeps
-// the plan cache: a second graph of the same shape reuses the plan.
 package cudnnx
 
 import (
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
 	"cudarepl/gpu"
@@ -31,7 +14,7 @@ type Graph struct {
 	name    string
 	compute gpu.DType
 	tensors []*Tensor
-	nodes   []gpu.CudnnNode
+	nodes   []node
 	err     error
 }
 
@@ -39,7 +22,61 @@ type Graph struct {
 // intermediate.
 type Tensor struct {
 	g *Graph
-	t gpu.CudnnTensor
+	t tensorSpec
+}
+
+// tensorSpec is a tensor as it crosses to the worker. Virtual tensors live
+// only inside the fused kernels; by-value tensors are scalars passed with
+// the call.
+type tensorSpec struct {
+	UID     int64
+	Name    string
+	Type    gpu.DType
+	Dims    []int64
+	Strides []int64
+	Virtual bool
+	ByValue bool
+	Value   float64 // the scalar of a by-value tensor
+}
+
+// node is one operation of a graph: what it does, and its operands and
+// result by tensor UID.
+type node struct {
+	Op      operation
+	In      []int64
+	Out     int64
+	Compute gpu.DType // the type arithmetic is done in
+}
+
+// operation is one kind of cuDNN graph operation. Each lives in a file of
+// its own (op_*.go) with everything about it.
+type operation interface {
+	// String names it in messages and listings, e.g. "pointwise relu".
+	String() string
+	// operands is how many input tensors it takes.
+	operands() int
+	// check catches, before cuDNN does, a mistake in its own settings.
+	check() error
+	// build makes its backend operation descriptor from its operands' and
+	// its result's tensor descriptors, computing in compute; descriptors
+	// it makes on the way go to b.keep.
+	build(b *builder, in []uintptr, out uintptr, compute int32) *desc
+	// eval computes its result y, shaped ys, on the CPU in float64.
+	eval(y []float64, ys Shape, in []operand)
+}
+
+// operand is an operation's input for eval: its values in memory order,
+// and its shape.
+type operand struct {
+	v []float64
+	s Shape
+}
+
+// spec is a graph as data, as it crosses to the worker.
+type spec struct {
+	Name    string
+	Tensors []tensorSpec
+	Nodes   []node
 }
 
 // New starts a graph; arithmetic is done in fp32 unless SetCompute says
@@ -111,7 +148,7 @@ func (g *Graph) add(name string, dt gpu.DType, s Shape, virtual bool) *Tensor {
 	if len(s.Dims) != len(s.Strides) || len(s.Dims) == 0 {
 		g.fail("tensor %s: %d dims and %d strides", name, len(s.Dims), len(s.Strides))
 	}
-	t := &Tensor{g: g, t: gpu.CudnnTensor{UID: int64(len(g.tensors) + 1), Name: name, Type: dt,
+	t := &Tensor{g: g, t: tensorSpec{UID: int64(len(g.tensors) + 1), Name: name, Type: dt,
 		Dims: append([]int64{}, s.Dims...), Strides: append([]int64{}, s.Strides...), Virtual: virtual}}
 	g.tensors = append(g.tensors, t)
 	return t
@@ -151,6 +188,15 @@ func (t *Tensor) Shape() Shape { return Shape{t.t.Dims, t.t.Strides} }
 // Virtual reports whether the tensor stays inside the fused kernels.
 func (t *Tensor) Virtual() bool { return t.t.Virtual }
 
+// addNode adds op, computing y from in in the graph's compute type.
+func (g *Graph) addNode(op operation, y *Tensor, in ...*Tensor) {
+	uids := make([]int64, len(in))
+	for i, t := range in {
+		uids[i] = t.t.UID
+	}
+	g.nodes = append(g.nodes, node{Op: op, In: uids, Out: y.t.UID, Compute: g.compute})
+}
+
 func (g *Graph) owns(ts ...*Tensor) bool {
 	for _, t := range ts {
 		if t == nil || t.g != g {
@@ -161,246 +207,16 @@ func (g *Graph) owns(ts ...*Tensor) bool {
 	return true
 }
 
-// Conv2D is a 2-D convolution's padding, stride and dilation.
-type Conv2D struct{ Pad, Stride, Dilation int }
-
-// Same is the geometry that keeps H and W for an odd r×r filter: padding
-// r/2, stride 1.
-func Same(r int) Conv2D { return Conv2D{Pad: r / 2, Stride: 1, Dilation: 1} }
-
-// Conv is the forward convolution (cross-correlation, as in deep learning) of
-// x (N×C×H×W) with w (K×C×R×S); the result, N×K×P×Q, is virtual and laid out
-// like x.
-func (g *Graph) Conv(x, w *Tensor, c Conv2D) *Tensor {
-	if !g.owns(x, w) {
-		return g.add("invalid", gpu.FP32, NCHW(1, 1, 1, 1), true)
-	}
-	xd, wd := x.t.Dims, w.t.Dims
-	if len(xd) != 4 || len(wd) != 4 || xd[1] != wd[1] {
-		g.fail("conv: x is %v and w is %v; want N×C×H×W and K×C×R×S with the same C", xd, wd)
-		return g.add("invalid", gpu.FP32, NCHW(1, 1, 1, 1), true)
-	}
-	if c.Stride < 1 || c.Dilation < 1 || c.Pad < 0 {
-		g.fail("conv: stride %d, dilation %d and padding %d must be positive (padding may be 0)", c.Stride, c.Dilation, c.Pad)
-		c = Same(1)
-	}
-	out := func(in, k int64) int64 {
-		return (in+2*int64(c.Pad)-int64(c.Dilation)*(k-1)-1)/int64(c.Stride) + 1
-	}
-	n, k, p, q := int(xd[0]), int(wd[0]), int(out(xd[2], wd[2])), int(out(xd[3], wd[3]))
-	if p < 1 || q < 1 {
-		g.fail("conv: a %dx%d filter does not fit a %dx%d input with padding %d", wd[2], wd[3], xd[2], xd[3], c.Pad)
-		p, q = 1, 1
-	}
-	s := NCHW(n, k, p, q)
-	if x.Shape().nhwc() {
-		s = NHWC(n, k, p, q)
-	}
-	y := g.add(fmt.Sprintf("conv%d", len(g.nodes)), g.compute, s, true)
-	pad, stride, dil := int64(c.Pad), int64(c.Stride), int64(c.Dilation)
-	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "conv_fwd", In: []int64{x.t.UID, w.t.UID}, Out: y.t.UID, Compute: g.compute,
-		Pad: []int64{pad, pad}, Stride: []int64{stride, stride}, Dilation: []int64{dil, dil}})
-	return y
-}
-
-// Pointwise applies mode (see gpu.CudnnPointwiseModes) to x, or to x and b,
-// element by element; b broadcasts over dimensions where it is 1. The
-// result is virtual, shaped like x.
-func (g *Graph) Pointwise(mode string, x *Tensor, b ...*Tensor) *Tensor {
-	m, ok := gpu.CudnnPointwiseModes[mode]
-	switch {
-	case !ok:
-		g.fail("no pointwise mode %q (have %s)", mode, strings.Join(pointwiseModes(), ", "))
-		return x
-	case len(b)+1 != m.Inputs:
-		g.fail("pointwise %s takes %d inputs, not %d", mode, m.Inputs, len(b)+1)
-		return x
-	case !g.owns(append([]*Tensor{x}, b...)...):
-		return x
-	}
-	in := []int64{x.t.UID}
-	for _, bi := range b {
-		if len(bi.t.Dims) != len(x.t.Dims) {
-			g.fail("pointwise %s: %v and %v have different ranks", mode, x.t.Dims, bi.t.Dims)
-			return x
-		}
-		for i, d := range bi.t.Dims {
-			if d != 1 && d != x.t.Dims[i] {
-				g.fail("pointwise %s: %v does not broadcast to %v", mode, bi.t.Dims, x.t.Dims)
-				return x
-			}
-		}
-		in = append(in, bi.t.UID)
-	}
-	dt := g.compute
-	if mode == "cmp_ge" {
-		dt = gpu.Bool
-	}
-	y := g.add(fmt.Sprintf("%s%d", mode, len(g.nodes)), dt, x.Shape(), true)
-	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "pointwise", Mode: mode, In: in, Out: y.t.UID, Compute: g.compute})
-	return y
-}
-
-// GenIndex is, for each element of x, its index along dimension axis: the
-// raw material of masks (x's values are not read).
-func (g *Graph) GenIndex(x *Tensor, axis int) *Tensor {
-	if !g.owns(x) {
-		return x
-	}
-	if axis < 0 || axis >= len(x.t.Dims) {
-		g.fail("gen_index: axis %d of a rank-%d tensor", axis, len(x.t.Dims))
-		return x
-	}
-	y := g.Pointwise("gen_index", x)
-	g.nodes[len(g.nodes)-1].Axis = int64(axis)
-	return y
-}
-
-func pointwiseModes() []string {
-	var out []string
-	for m := range gpu.CudnnPointwiseModes {
-		out = append(out, m)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Add is x + b.
-func (g *Graph) Add(x, b *Tensor) *Tensor { return g.Pointwise("add", x, b) }
-
-// Mul is x · b.
-func (g *Graph) Mul(x, b *Tensor) *Tensor { return g.Pointwise("mul", x, b) }
-
-// Relu is max(x, 0).
-func (g *Graph) Relu(x *Tensor) *Tensor { return g.Pointwise("relu", x) }
-
-// Sigmoid is 1/(1+e^−x).
-func (g *Graph) Sigmoid(x *Tensor) *Tensor { return g.Pointwise("sigmoid", x) }
-
-// Gelu is x·Φ(x), with the exact normal CDF.
-func (g *Graph) Gelu(x *Tensor) *Tensor { return g.Pointwise("gelu", x) }
-
-// Tanh is tanh(x).
-func (g *Graph) Tanh(x *Tensor) *Tensor { return g.Pointwise("tanh", x) }
-
-// Exp is e^x.
-func (g *Graph) Exp(x *Tensor) *Tensor { return g.Pointwise("exp", x) }
-
-// Matmul is the batched product a·b of a (…×M×K) and b (…×K×N), rank 3
-// or more, the leading dimensions a batch in which either side may be 1;
-// the result, …×M×N row-major, is virtual.
-func (g *Graph) Matmul(a, b *Tensor) *Tensor {
-	if !g.owns(a, b) {
-		return a
-	}
-	ad, bd := a.t.Dims, b.t.Dims
-	r := len(ad)
-	ok := r >= 3 && len(bd) == r && ad[r-1] == bd[r-2]
-	dims := make([]int64, r)
-	for i := 0; ok && i < r-2; i++ {
-		ok = ad[i] == bd[i] || ad[i] == 1 || bd[i] == 1
-		dims[i] = max(ad[i], bd[i])
-	}
-	if !ok {
-		g.fail("matmul: a is %v and b is %v; want …×M×K and …×K×N", ad, bd)
-		return a
-	}
-	dims[r-2], dims[r-1] = ad[r-2], bd[r-1]
-	y := g.add(fmt.Sprintf("matmul%d", len(g.nodes)), g.compute, packed(dims), true)
-	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "matmul", In: []int64{a.t.UID, b.t.UID}, Out: y.t.UID, Compute: g.compute})
-	return y
-}
-
-// Reduce reduces x with mode (see gpu.CudnnReductionModes) over every
-// dimension where dims is 1 and x's is not; the result is virtual.
-func (g *Graph) Reduce(mode string, x *Tensor, dims []int64) *Tensor {
-	if _, ok := gpu.CudnnReductionModes[mode]; !ok {
-		g.fail("no reduction mode %q", mode)
-		return x
-	}
-	if !g.owns(x) {
-		return x
-	}
-	if len(dims) != len(x.t.Dims) {
-		g.fail("reduce %s: %v has rank %d, x %v rank %d", mode, dims, len(dims), x.t.Dims, len(x.t.Dims))
-		return x
-	}
-	for i := len(dims) - 1; i >= 0; i-- {
-		if dims[i] != 1 && dims[i] != x.t.Dims[i] {
-			g.fail("reduce %s: dimension %d is %d; it must be 1 (reduced) or %d (kept)", mode, i, dims[i], x.t.Dims[i])
-			return x
-		}
-	}
-	y := g.add(fmt.Sprintf("reduce_%s%d", mode, len(g.nodes)), g.compute, packed(dims), true)
-	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "reduction", Mode: mode, In: []int64{x.t.UID}, Out: y.t.UID, Compute: g.compute})
-	return y
-}
-
-// SDPA is scaled dot-product attention, softmax(scale·q·kᵀ)·v over the
-// last two dimensions of q, k and v (each B×H×S×D), as cuDNN 9.13's single
-// attention operation: its engines fuse the two products and the softmax
-// into one kernel, and the S×S scores never reach memory. The result has
-// q's shape and type and lives in device memory.
-func (g *Graph) SDPA(q, k, v *Tensor, scale float64) *Tensor {
-	if !g.owns(q, k, v) {
-		return q
-	}
-	qd, kd, vd := q.t.Dims, k.t.Dims, v.t.Dims
-	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || !slices.Equal(qd[:2], kd[:2]) || !slices.Equal(kd, vd) || qd[3] != kd[3] {
-		g.fail("sdpa: q is %v, k %v and v %v; want B×H×S×D each, with k and v alike", qd, kd, vd)
-		return q
-	}
-	sc := g.Scalar("attn_scale", gpu.FP32, scale, 4)
-	o := g.add("o", q.t.Type, Shape{q.t.Dims, q.t.Strides}, false)
-	g.nodes = append(g.nodes, gpu.CudnnNode{Op: "sdpa_fwd", In: []int64{q.t.UID, k.t.UID, v.t.UID, sc.t.UID}, Out: o.t.UID, Compute: gpu.FP32})
-	return o
-}
-
-// CausalSDPA is SDPA with a causal mask, query i seeing keys 0…i only, as
-// the graph of operations cuDNN's fused attention engines recognise (its
-// unified operation takes no mask before cuDNN 9.21): q·kᵀ, the scale, the
-// mask from two gen_index and a cmp_ge, the softmax as max, subtract,
-// exponential, sum and divide (with its statistics, kept virtual), and the
-// product with v. k is read transposed: the graph records it as B×H×D×S,
-// its memory unchanged, so k must feed nothing else. The result has q's
-// shape and type and lives in device memory.
-func (g *Graph) CausalSDPA(q, k, v *Tensor, scale float64) *Tensor {
-	if !g.owns(q, k, v) {
-		return q
-	}
-	qd, kd, vd := q.t.Dims, k.t.Dims, v.t.Dims
-	if len(qd) != 4 || len(kd) != 4 || len(vd) != 4 || !slices.Equal(qd[:2], kd[:2]) || !slices.Equal(kd, vd) || qd[3] != kd[3] || qd[2] != kd[2] {
-		g.fail("causal sdpa: q is %v, k %v and v %v; want B×H×S×D each, alike", qd, kd, vd)
-		return q
-	}
-	k.t.Dims[2], k.t.Dims[3] = k.t.Dims[3], k.t.Dims[2]
-	k.t.Strides[2], k.t.Strides[3] = k.t.Strides[3], k.t.Strides[2]
-	s := g.Mul(g.Matmul(q, k), g.Scalar("attn_scale", gpu.FP32, scale, 4))
-	keep := g.Pointwise("cmp_ge", g.GenIndex(s, 2), g.GenIndex(s, 3))
-	s = g.Pointwise("binary_select", s, g.Scalar("masked", gpu.FP32, maskedScore, 4), keep)
-	rows := []int64{qd[0], qd[1], qd[2], 1}
-	m := g.Reduce("max", s, rows)
-	e := g.Exp(g.Pointwise("sub", s, m))
-	z := g.Reduce("add", e, rows)
-	g.Add(m, g.Pointwise("log", z)) // the statistics a backward pass would keep
-	p := g.Pointwise("div", e, z)
-	p.t.Type = q.t.Type // the second product takes p in q's type
-	return g.Matmul(p, v).Output(q.t.Type)
-}
-
-// maskedScore is what a masked score becomes: far below any real score, so
-// that its exponential is 0, yet finite.
-const maskedScore = -1e10
-
-// Spec is the graph as data for package gpu.
-func (g *Graph) Spec() (gpu.CudnnGraph, error) {
+// spec is the graph as data for the worker, or the first mistake made
+// building it.
+func (g *Graph) spec() (spec, error) {
 	if g.err != nil {
-		return gpu.CudnnGraph{}, g.err
+		return spec{}, g.err
 	}
 	if len(g.nodes) == 0 {
-		return gpu.CudnnGraph{}, fmt.Errorf("cudnnx: graph %s has no operations", g.name)
+		return spec{}, fmt.Errorf("cudnnx: graph %s has no operations", g.name)
 	}
-	s := gpu.CudnnGraph{Name: g.name, Nodes: append([]gpu.CudnnNode{}, g.nodes...)}
+	s := spec{Name: g.name, Nodes: append([]node{}, g.nodes...)}
 	outputs := 0
 	for _, t := range g.tensors {
 		s.Tensors = append(s.Tensors, t.t)
@@ -409,7 +225,7 @@ func (g *Graph) Spec() (gpu.CudnnGraph, error) {
 		}
 	}
 	if outputs == 0 {
-		return gpu.CudnnGraph{}, fmt.Errorf("cudnnx: graph %s has no output: mark one with Output", g.name)
+		return spec{}, fmt.Errorf("cudnnx: graph %s has no output: mark one with Output", g.name)
 	}
 	return s, nil
 }
@@ -437,12 +253,20 @@ type Options struct {
 	NoCache bool
 }
 
-func (g *Graph) run(b Bind, opt Options) (gpu.CudnnRun, error) {
-	spec, err := g.Spec()
+// run is one execution of a graph: where its non-virtual tensors live, and
+// which plan runs it.
+type run struct {
+	Graph spec
+	Ptrs  map[int64]gpu.DevicePtr // by tensor UID; not for virtual or by-value tensors
+	Options
+}
+
+func (g *Graph) run(b Bind, opt Options) (run, error) {
+	sp, err := g.spec()
 	if err != nil {
-		return gpu.CudnnRun{}, err
+		return run{}, err
 	}
-	r := gpu.CudnnRun{Graph: spec, Ptrs: map[int64]gpu.DevicePtr{}, Autotune: opt.Autotune, Candidate: opt.Candidate, NoCache: opt.NoCache}
+	r := run{Graph: sp, Ptrs: map[int64]gpu.DevicePtr{}, Options: opt}
 	var missing []string
 	for _, t := range g.tensors {
 		p, ok := b[t]
@@ -476,37 +300,26 @@ func (g *Graph) Op(b Bind, opt Options) (gpu.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gpu.CudnnOp(r), nil
+	return execOp{r}, nil
 }
 
 // Plan builds (or finds in the cache) the graph's plan on dev without
 // running it, and reports the candidates, the choice and the build time.
-func (g *Graph) Plan(dev gpu.Device, b Bind, opt Options) (gpu.CudnnPlanReport, error) {
+func (g *Graph) Plan(dev gpu.Device, b Bind, opt Options) (PlanReport, error) {
 	r, err := g.run(b, opt)
 	if err != nil {
-		return gpu.CudnnPlanReport{}, err
+		return PlanReport{}, err
 	}
-	out, err := dev.CallLibrary("cudnn", gpu.CudnnPlanCall(r))
-	if err != nil {
-		return gpu.CudnnPlanReport{}, err
-	}
-	return gpu.DecodeCudnnPlanReport(out)
+	rep, err := dev.Call(planRequest{r})
+	out, _ := rep.(PlanReport)
+	return out, err
 }
 
 // DropPlans empties dev's plan cache and frees cuDNN's workspace: the next
 // plan is built, and its workspace allocated, afresh.
 func DropPlans(dev gpu.Device) error {
-	_, err := dev.CallLibrary("cudnn", gpu.CudnnDropCacheCall())
+	_, err := dev.Call(dropPlansRequest{})
 	return err
-}
-
-// ConvAlgorithms times each legacy forward-convolution algorithm on cv.
-func ConvAlgorithms(dev gpu.Device, cv gpu.CudnnConv) ([]gpu.CudnnAlgoReport, error) {
-	out, err := dev.CallLibrary("cudnn", gpu.CudnnConvAlgosCall(cv))
-	if err != nil {
-		return nil, err
-	}
-	return gpu.DecodeCudnnAlgoReports(out)
 }
 
 // String lists the graph's operations and tensors, one per line, saying
@@ -523,11 +336,7 @@ func (g *Graph) String() string {
 		for _, u := range n.In {
 			in = append(in, name[u])
 		}
-		op := n.Op
-		if n.Mode != "" {
-			op += " " + n.Mode
-		}
-		fmt.Fprintf(&b, "  %-16s %s → %s\n", op, strings.Join(in, ", "), name[n.Out])
+		fmt.Fprintf(&b, "  %-16s %s → %s\n", n.Op, strings.Join(in, ", "), name[n.Out])
 	}
 	for _, t := range g.tensors {
 		role := "input"

@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
-	"syscall"
-	"unsafe"
 
 	"cudarepl/nvrtc"
 )
@@ -37,15 +34,10 @@ type Context struct {
 	slots    map[int]DevicePtr    // AllocSlot's allocations, by slot
 	streams  map[int]uintptr      // OnStream's further streams, by number
 	events   map[int]uintptr      // Record's and WaitFor's events, by number
-	blas     *blasHandle
-	lt       *ltHandle
-	libState map[string]any    // per Library, see LibContext.State
-	ltTuned  map[string]ltAlgo // cuBLASLt algorithm chosen per GEMM shape
+	libState map[string]any       // a library's state, by its key (Exec.State)
 	flushBuf DevicePtr
 	poison   error // the sticky fault that made the context unusable
 }
-
-type kernelKey struct{ image, name string }
 
 type hostAlloc struct {
 	pinned bool
@@ -62,7 +54,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[string]any{}, ltTuned: map[string]ltAlgo{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[string]any{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)
@@ -123,9 +115,7 @@ func (c *Context) start() error {
 	if v, err := nvrtc.Version(); err == nil {
 		info.NVRTCVersion = v
 	}
-	if b, err := loadCUBLAS(); err == nil {
-		info.CUBLASVersion = b.version
-	}
+	info.Libraries = installedVersions()
 	c.info = info
 	return nil
 }
@@ -180,12 +170,6 @@ func (c *Context) release() {
 	for p, h := range c.host {
 		c.freeHost(p, h)
 	}
-	if c.blas != nil {
-		c.blas.destroy()
-	}
-	if c.lt != nil {
-		d.cuMemFree(c.lt.ws)
-	}
 	if c.flushBuf != 0 {
 		d.cuMemFree(uint64(c.flushBuf))
 	}
@@ -233,163 +217,3 @@ func (c *Context) Close() error {
 
 // Info describes the GPU.
 func (c *Context) Info() DeviceInfo { return c.info }
-
-// MemInfo returns the free and total device memory in bytes (cuMemGetInfo_v2).
-func (c *Context) MemInfo() (free, total int64, err error) {
-	err = c.do(func() error {
-		var f, t uint64
-		err := c.d.check(c.d.cuMemGetInfo(&f, &t), "cuMemGetInfo_v2", "")
-		free, total = int64(f), int64(t)
-		return err
-	})
-	return free, total, err
-}
-
-// Alloc allocates bytes of device memory (cuMemAlloc_v2).
-func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
-	if bytes <= 0 {
-		return 0, fmt.Errorf("gpu: alloc %d bytes: size must be positive", bytes)
-	}
-	var p uint64
-	err := c.do(func() error {
-		if err := c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes", bytes)); err != nil {
-			return err
-		}
-		c.allocs[DevicePtr(p)] = bytes
-		return nil
-	})
-	return DevicePtr(p), err
-}
-
-// Free releases memory from Alloc (cuMemFree_v2).
-func (c *Context) Free(p DevicePtr) error {
-	return c.do(func() error {
-		if err := c.d.check(c.d.cuMemFree(uint64(p)), "cuMemFree_v2", fmt.Sprintf("%#x", uint64(p))); err != nil {
-			return err
-		}
-		delete(c.allocs, p)
-		for _, g := range c.graphs {
-			if g.freed == 0 && slices.Contains(g.uses, p) {
-				g.freed = p // its kernels would now read or write whatever is allocated there next
-			}
-		}
-		return nil
-	})
-}
-
-// Write copies src to device memory at dst.
-func (c *Context) Write(dst DevicePtr, src []byte) error {
-	if len(src) == 0 {
-		return nil
-	}
-	return c.do(func() error {
-		var pin runtime.Pinner
-		defer pin.Unpin()
-		pin.Pin(&src[0])
-		err := c.d.check(c.d.cuMemcpyHtoDAsync(uint64(dst), uintptr(unsafe.Pointer(&src[0])), uint64(len(src)), c.stream),
-			"cuMemcpyHtoDAsync_v2", fmt.Sprintf("%d bytes", len(src)))
-		return errors.Join(err, c.sync("after a write"))
-	})
-}
-
-// Read copies device memory at src into dst.
-func (c *Context) Read(dst []byte, src DevicePtr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	return c.do(func() error {
-		var pin runtime.Pinner
-		defer pin.Unpin()
-		pin.Pin(&dst[0])
-		err := c.d.check(c.d.cuMemcpyDtoHAsync(uintptr(unsafe.Pointer(&dst[0])), uint64(src), uint64(len(dst)), c.stream),
-			"cuMemcpyDtoHAsync_v2", fmt.Sprintf("%d bytes", len(dst)))
-		if err != nil {
-			return err
-		}
-		return c.sync("after a read")
-	})
-}
-
-// sync waits for the stream; on the GPU thread.
-func (c *Context) sync(detail string) error {
-	return c.d.check(c.d.cuStreamSynchronize(c.stream), "cuStreamSynchronize", detail)
-}
-
-// AllocHost allocates host memory, page-locked when pinned.
-func (c *Context) AllocHost(bytes int64, pinned bool) (HostPtr, error) {
-	if bytes <= 0 {
-		return 0, fmt.Errorf("gpu: alloc host %d bytes: size must be positive", bytes)
-	}
-	var p HostPtr
-	err := c.do(func() error {
-		if pinned {
-			var h unsafe.Pointer
-			if err := c.d.check(c.d.cuMemHostAlloc(&h, uint64(bytes), 0), "cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes)); err != nil {
-				return err
-			}
-			p = HostPtr(uintptr(h))
-			c.host[p] = hostAlloc{pinned: true, mem: unsafe.Slice((*byte)(h), bytes)}
-			return nil
-		}
-		// Pageable memory outside the Go heap, so its address never moves.
-		mem, err := syscall.Mmap(-1, 0, int(bytes), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-		if err != nil {
-			return fmt.Errorf("gpu: alloc host %d bytes: %w", bytes, err)
-		}
-		p = HostPtr(uintptr(unsafe.Pointer(&mem[0])))
-		c.host[p] = hostAlloc{mem: mem}
-		return nil
-	})
-	return p, err
-}
-
-// FreeHost releases memory from AllocHost.
-func (c *Context) FreeHost(p HostPtr) error {
-	return c.do(func() error {
-		h, ok := c.host[p]
-		if !ok {
-			return fmt.Errorf("gpu: free host %#x: not memory from AllocHost", uint64(p))
-		}
-		return c.freeHost(p, h)
-	})
-}
-
-func (c *Context) freeHost(p HostPtr, h hostAlloc) error {
-	delete(c.host, p)
-	if h.pinned {
-		return c.d.check(c.d.cuMemFreeHost(unsafe.Pointer(&h.mem[0])), "cuMemFreeHost", "")
-	}
-	return syscall.Munmap(h.mem)
-}
-
-// hostSlice returns n bytes of host memory at p+off, checked against its allocation.
-func (c *Context) hostSlice(p HostPtr, n int) ([]byte, error) {
-	for base, h := range c.host {
-		if off := uint64(p - base); p >= base && off+uint64(n) <= uint64(len(h.mem)) {
-			return h.mem[off : off+uint64(n)], nil
-		}
-	}
-	return nil, fmt.Errorf("gpu: host memory %#x (+%d bytes) is not inside memory from AllocHost", uint64(p), n)
-}
-
-// WriteHost copies src into host memory from AllocHost.
-func (c *Context) WriteHost(dst HostPtr, src []byte) error {
-	return c.do(func() error {
-		b, err := c.hostSlice(dst, len(src))
-		if err == nil {
-			copy(b, src)
-		}
-		return err
-	})
-}
-
-// ReadHost copies host memory from AllocHost into dst.
-func (c *Context) ReadHost(dst []byte, src HostPtr) error {
-	return c.do(func() error {
-		b, err := c.hostSlice(src, len(dst))
-		if err == nil {
-			copy(dst, b)
-		}
-		return err
-	})
-}

@@ -1,8 +1,6 @@
 package gpu
 
 import (
-	"time"
-
 	"cudarepl/nvrtc"
 )
 
@@ -10,6 +8,12 @@ import (
 // measurements. *Worker (the default, from Open) forwards each call to a
 // worker process; *Context (from OpenInProcess) makes the calls itself.
 // A Device is safe for use by several goroutines; calls run one at a time.
+//
+// Each method has its three sides in one file, by topic (memory.go,
+// kernel.go, run.go, harness.go, library.go): the Context that makes the
+// calls, the call type that carries it to the worker and runs it there,
+// and the Worker method that sends it. A new method is one more of each,
+// and its line here.
 type Device interface {
 	// Info describes the GPU.
 	Info() DeviceInfo
@@ -71,56 +75,10 @@ type Device interface {
 	Timeline(ops ...Op) ([]Span, error)
 	// Bench times b inside the process that owns the context.
 	Bench(b Bench) (Timing, error)
-	// CallLibrary sends data to the Library registered as name, in the
-	// process that owns the context, and returns its answer.
-	CallLibrary(name string, data []byte) ([]byte, error)
+	// Call runs a library's request in the process that owns the context
+	// and returns its answer.
+	Call(r Request) (any, error)
 
 	// Close releases the context (and stops the worker).
 	Close() error
-}
-
-// Kernel names a kernel of a loaded image. It is a plain value: a Worker
-// reloads the image by itself after a restart.
-type Kernel struct {
-	Name  string
-	Image string // the Image's Key
-	Attrs KernelAttrs
-}
-
-// KernelAttrs is what the driver reports for a loaded kernel
-// (cuFuncGetAttribute).
-type KernelAttrs struct {
-	MaxThreadsPerBlock int   // the most threads a block of it can have
-	Registers          int   // per thread
-	SharedStatic       int64 // bytes
-	Local              int64 // bytes of local memory per thread (spills, stack)
-	Const              int64 // bytes
-	PTXVersion         int   // e.g. 90
-	BinaryVersion      int   // e.g. 90
-}
-
-// Launch is one kernel launch: a grid of blocks of threads.
-type Launch struct {
-	Kernel Kernel
-	Grid   Dim3
-	Block  Dim3
-	Shared int // dynamic shared memory per block, bytes
-	Args   []Arg
-}
-
-func (l Launch) String() string {
-	return l.Kernel.Name + " (grid " + l.Grid.String() + ", block " + l.Block.String() + ")"
-}
-
-// Graph is a captured, instantiated CUDA graph (CUgraphExec).
-type Graph struct {
-	ID    uint64
-	Ops   int           // how many ops were captured
-	Built time.Duration // what capturing and instantiating (or updating) it took, in the process that owns the context
-}
-
-// PoolStats is what the device's default stream-ordered memory pool holds.
-type PoolStats struct {
-	Reserved int64 // bytes the pool holds from the device
-	Used     int64 // of them, bytes allocated and not yet freed
 }

@@ -2,8 +2,10 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,10 +37,10 @@ type DeviceInfo struct {
 	PCIAddress             string // e.g. "0000:1b:00.0"
 	PCIe                   PCIeLink
 	ECC                    bool
-	DriverVersion          string // the kernel module's release, e.g. "580.159.04"
-	CUDAVersion            string // the CUDA version the driver supports, e.g. "13.0"
-	NVRTCVersion           string // "" where NVRTC is missing
-	CUBLASVersion          string // "" where cuBLAS is missing
+	DriverVersion          string            // the kernel module's release, e.g. "580.159.04"
+	CUDAVersion            string            // the CUDA version the driver supports, e.g. "13.0"
+	NVRTCVersion           string            // "" where NVRTC is missing
+	Libraries              map[string]string // the version of each library registered with RegisterLibrary that loads, by name
 }
 
 // Arch is the NVRTC architecture name of the device, e.g. "sm_90".
@@ -78,7 +80,7 @@ func (d DeviceInfo) Rows() [][2]string {
 		{"GPU", d.Name},
 		{"compute capability", fmt.Sprintf("%d.%d (%s)", d.Major, d.Minor, d.Arch())},
 		{"driver / CUDA", fmt.Sprintf("%s / %s", orDash(d.DriverVersion), orDash(d.CUDAVersion))},
-		{"NVRTC / cuBLAS", fmt.Sprintf("%s / %s", orDash(d.NVRTCVersion), orDash(d.CUBLASVersion))},
+		d.librariesRow(),
 		{"SMs", fmt.Sprintf("%d", d.SMs)},
 		{"SM clock", mhz(d.ClockKHz)},
 		{"global memory", fmt.Sprintf("%.1f GiB", float64(d.GlobalMem)/(1<<30))},
@@ -96,6 +98,16 @@ func (d DeviceInfo) Rows() [][2]string {
 		{"ECC", map[bool]string{true: "on", false: "off"}[d.ECC]},
 	}
 	return rows
+}
+
+// librariesRow is "NVRTC / cuBLAS / …" and their versions, a dash for
+// one that is missing.
+func (d DeviceInfo) librariesRow() [2]string {
+	names, versions := []string{"NVRTC"}, []string{orDash(d.NVRTCVersion)}
+	for _, n := range slices.Sorted(maps.Keys(d.Libraries)) {
+		names, versions = append(names, n), append(versions, orDash(d.Libraries[n]))
+	}
+	return [2]string{strings.Join(names, " / "), strings.Join(versions, " / ")}
 }
 
 func orDash(s string) string {

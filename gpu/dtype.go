@@ -38,30 +38,6 @@ func (t DType) String() string {
 // Size is the element size in bytes.
 func (t DType) Size() int { return dtypes[t].size }
 
-// Compute is how cuBLAS accumulates a GEMM (cublasComputeType_t).
-type Compute int
-
-// The compute types the bindings expose.
-const (
-	Compute32F         Compute = 68 // fp32 arithmetic throughout
-	Compute32FPedantic Compute = 69 // fp32, no reduced-precision shortcuts at all
-	Compute32FFastTF32 Compute = 77 // fp32 accumulation, inputs rounded to TF32 on tensor cores
-	Compute32FFast16BF Compute = 75 // fp32 accumulation, inputs rounded to bf16
-	Compute16F         Compute = 64 // fp16 arithmetic and accumulation
-)
-
-func (c Compute) String() string {
-	switch c {
-	case Compute32F:
-		return "fp32"
-	case Compute32FPedantic:
-		return "fp32 (pedantic)"
-	case Compute32FFastTF32:
-		return "tf32"
-	case Compute32FFast16BF:
-		return "fp32 (bf16 inputs)"
-	case Compute16F:
-		return "fp16"
-	}
-	return fmt.Sprintf("Compute(%d)", int(c))
-}
+// DataType is the type's cudaDataType_t value, as cuBLAS takes it; -1 for
+// Bool, which has none.
+func (t DType) DataType() int32 { return dtypes[t].cuda }

@@ -148,17 +148,11 @@ func (f *fakeDevice) Timeline(ops ...Op) ([]Span, error) {
 	spans := make([]Span, len(ops))
 	for i, op := range ops {
 		inner, n := unwrap(op)
-		spans[i] = Span{Stream: n, Op: inner.opName()}
+		spans[i] = Span{Stream: n, Op: inner.Name()}
 	}
 	return spans, f.Run(ops...)
 }
-func (f *fakeDevice) CallLibrary(name string, data []byte) ([]byte, error) {
-	lib, err := lookupLibrary(name)
-	if err != nil {
-		return nil, err
-	}
-	return lib.Call(nil, data)
-}
+func (f *fakeDevice) Call(r Request) (any, error) { return r.Serve(nil) }
 
 func (f *fakeDevice) Bench(b Bench) (Timing, error) {
 	if err := b.defaults(); err != nil {

@@ -23,32 +23,30 @@ var launchC string
 
 // figures are the acceptance figures of the runtime, measured in one run.
 type figures struct {
-	GPU, Driver, CUDA, NVRTC, CUBLAS, Date string
+	GPU, Driver, CUDA, NVRTC, Date string
 
 	CopyGBs       float64            // device-to-device, bytes read + written
 	VaddGBs       map[string]float64 // per kernel and block size, 3 × 4 B per element
 	VaddBest      string
-	VaddOfCopy    float64            // best vadd / copy
-	LaunchGoUs    float64            // host wall per launch from Go, median of the rounds
-	LaunchCUs     float64            // the same from C (runtime API, nvcc), 0 if nvcc is missing
-	LaunchRatio   float64            // Go / C: the median of the rounds' ratios
-	LaunchRatios  [2]float64         // their 10th and 90th percentiles
-	Launch1000Ms  float64            // device time of 1000 individual tiny launches, median of the rounds
-	Graph1000Ms   float64            // the same 1000 kernels as one graph replay
-	GraphSpeedup  float64            // the median of the rounds' speed-ups
-	GraphSpeedups [2]float64         // their 10th and 90th percentiles
-	Rounds        int                // interleaved rounds behind the launch and graph figures
-	TFLOPs        map[string]float64 // 4096³ GEMMs through cuBLAS
-	RecoverOOBMs  float64            // out-of-bounds kernel to next successful launch
-	RecoverHangMs float64            // endless kernel (2 s limit) to next successful launch
+	VaddOfCopy    float64    // best vadd / copy
+	LaunchGoUs    float64    // host wall per launch from Go, median of the rounds
+	LaunchCUs     float64    // the same from C (runtime API, nvcc), 0 if nvcc is missing
+	LaunchRatio   float64    // Go / C: the median of the rounds' ratios
+	LaunchRatios  [2]float64 // their 10th and 90th percentiles
+	Launch1000Ms  float64    // device time of 1000 individual tiny launches, median of the rounds
+	Graph1000Ms   float64    // the same 1000 kernels as one graph replay
+	GraphSpeedup  float64    // the median of the rounds' speed-ups
+	GraphSpeedups [2]float64 // their 10th and 90th percentiles
+	Rounds        int        // interleaved rounds behind the launch and graph figures
+	RecoverOOBMs  float64    // out-of-bounds kernel to next successful launch
+	RecoverHangMs float64    // endless kernel (2 s limit) to next successful launch
 }
 
 func TestGPUFigures(t *testing.T) {
 	w := openGPU(t)
 	info := w.Info()
 	f := figures{GPU: info.Name, Driver: info.DriverVersion, CUDA: info.CUDAVersion, NVRTC: info.NVRTCVersion,
-		CUBLAS: info.CUBLASVersion, Date: time.Now().UTC().Format(time.DateOnly),
-		VaddGBs: map[string]float64{}, TFLOPs: map[string]float64{}}
+		Date: time.Now().UTC().Format(time.DateOnly), VaddGBs: map[string]float64{}}
 	ks := kernels(t, w, "vadd", "vadd4", "bump")
 	bench := func(b Bench) Stats {
 		t.Helper()
@@ -137,22 +135,6 @@ func TestGPUFigures(t *testing.T) {
 	f.LaunchRatio, f.LaunchRatios = median(ratios), spread(ratios)
 	f.Launch1000Ms, f.Graph1000Ms = median(launchMs), median(graphMs)
 	f.GraphSpeedup, f.GraphSpeedups = median(speedups), spread(speedups)
-
-	// cuBLAS at 4096³.
-	const m = 4096
-	r := newRand(t)
-	for _, cfg := range []struct {
-		name    string
-		typ     DType
-		compute Compute
-	}{{"sgemm fp32", FP32, Compute32F}, {"tf32", FP32, Compute32FFastTF32}, {"hgemm fp16", FP16, Compute32F}, {"bf16", BF16, Compute32F}} {
-		// Random inputs: constant or zero data draws less power and runs faster.
-		ab, _ := encode(cfg.typ, randFloats(r, m*m))
-		bb, _ := encode(cfg.typ, randFloats(r, m*m))
-		g := GEMM{M: m, N: m, K: m, Type: cfg.typ, Compute: cfg.compute, Alpha: 1,
-			A: mustUpload(t, w, ab), B: mustUpload(t, w, bb), C: mustAlloc(t, w, int64(m*m*cfg.typ.Size()))}
-		f.TFLOPs[cfg.name] = bench(Bench{Name: cfg.name, Ops: [][]Op{{g}}}).Rate(2*m*m*m) / 1e12
-	}
 
 	// Recovery, each in a fresh worker of its own.
 	{
@@ -277,7 +259,7 @@ func report(t *testing.T, f figures) {
 		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%s, driver %s, CUDA %s, NVRTC %s, cuBLAS %s, %s\n", f.GPU, f.Driver, f.CUDA, f.NVRTC, f.CUBLAS, f.Date)
+	fmt.Fprintf(&sb, "\n%s, driver %s, CUDA %s, NVRTC %s, %s\n", f.GPU, f.Driver, f.CUDA, f.NVRTC, f.Date)
 	row := func(label, value string) { fmt.Fprintf(&sb, "  %-44s %16s\n", label, value) }
 	row("device-to-device copy (GB/s)", fmt.Sprintf("%.0f", f.CopyGBs))
 	row("best vector add "+f.VaddBest+" (GB/s)", fmt.Sprintf("%.0f", f.VaddGBs[f.VaddBest]))
@@ -288,9 +270,6 @@ func report(t *testing.T, f figures) {
 	row("1000 tiny kernels: launches (ms)", fmt.Sprintf("%.3f", f.Launch1000Ms))
 	row("1000 tiny kernels: graph replay (ms)", fmt.Sprintf("%.3f", f.Graph1000Ms))
 	row("  graph speed-up (10–90%)", fmt.Sprintf("%.2f× (%.2f–%.2f)", f.GraphSpeedup, f.GraphSpeedups[0], f.GraphSpeedups[1]))
-	for _, k := range []string{"sgemm fp32", "tf32", "hgemm fp16", "bf16"} {
-		row("cuBLAS "+k+" 4096³ (TFLOP/s)", fmt.Sprintf("%.1f", f.TFLOPs[k]))
-	}
 	row("recovery: out-of-bounds → next launch (ms)", fmt.Sprintf("%.0f", f.RecoverOOBMs))
 	row("recovery: endless, 2 s limit → next launch (ms)", fmt.Sprintf("%.0f", f.RecoverHangMs))
 	fmt.Print(sb.String())

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -139,4 +140,129 @@ func fmtDur(d time.Duration) string {
 		return fmt.Sprintf("%.3f ms", float64(d)/1e6)
 	}
 	return fmt.Sprintf("%.3f s", d.Seconds())
+}
+
+// Bench times b on the GPU thread.
+func (c *Context) Bench(b Bench) (Timing, error) {
+	if err := b.defaults(); err != nil {
+		return Timing{}, err
+	}
+	t := Timing{Name: b.Name}
+	err := c.do(func() error {
+		var err error
+		t, err = c.bench(b)
+		return err
+	})
+	return t, err
+}
+
+func (c *Context) bench(b Bench) (Timing, error) {
+	d := c.d
+	t := Timing{Name: b.Name}
+	runs := make([]prepared, len(b.Ops))
+	for i, ops := range b.Ops {
+		p, err := c.prepare(ops)
+		if err != nil {
+			return t, fmt.Errorf("bench %s: %w", b.Name, err)
+		}
+		defer p.release()
+		runs[i] = p
+	}
+	var flush func() error
+	if b.FlushL2 {
+		var err error
+		if flush, err = c.l2Flusher(); err != nil {
+			return t, err
+		}
+	}
+	var start, end uintptr
+	if err := errors.Join(d.check(d.cuEventCreate(&start, 0), "cuEventCreate", ""), d.check(d.cuEventCreate(&end, 0), "cuEventCreate", "")); err != nil {
+		return t, err
+	}
+	defer d.cuEventDestroy(start)
+	defer d.cuEventDestroy(end)
+
+	total := b.Warmup + b.Reps
+	for i := 0; i < total; i++ {
+		if flush != nil {
+			if err := flush(); err != nil {
+				return t, err
+			}
+		}
+		if err := d.check(d.cuEventRecord(start, c.stream), "cuEventRecord", ""); err != nil {
+			return t, err
+		}
+		t0 := time.Now()
+		err := runs[i%len(runs)].enqueue()
+		host := time.Since(t0)
+		if err != nil {
+			return t, err
+		}
+		if err := d.check(d.cuEventRecord(end, c.stream), "cuEventRecord", ""); err != nil {
+			return t, err
+		}
+		if err := d.check(d.cuEventSynchronize(end), "cuEventSynchronize", "after "+b.Name); err != nil {
+			return t, err
+		}
+		var ms float32
+		if err := d.check(d.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime", ""); err != nil {
+			return t, err
+		}
+		if i >= b.Warmup {
+			t.Device = append(t.Device, time.Duration(float64(ms)*1e6))
+			if b.HostWall {
+				t.Host = append(t.Host, host)
+			}
+		}
+		if b.Progress != nil {
+			b.Progress(i+1, total)
+		}
+	}
+	return t, nil
+}
+
+// l2Flusher returns an op that overwrites twice the L2 size, so that the
+// next repetition finds none of its inputs in L2.
+func (c *Context) l2Flusher() (func() error, error) {
+	bytes := 2 * c.info.L2Bytes
+	if bytes == 0 {
+		bytes = 128 << 20
+	}
+	if c.flushBuf == 0 {
+		var p uint64
+		if err := c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", "L2 flush buffer"); err != nil {
+			return nil, err
+		}
+		c.flushBuf = DevicePtr(p)
+	}
+	return func() error {
+		return c.d.check(c.d.cuMemsetD32Async(uint64(c.flushBuf), 0, uint64(bytes/4), c.stream), "cuMemsetD32Async", "L2 flush")
+	}, nil
+}
+
+// benchCall times a Bench in the worker, reporting progress as it goes.
+type benchCall struct{ Bench Bench }
+
+func (c benchCall) serve(dev Device, progress func(int, int)) (any, error) {
+	b := c.Bench
+	b.Progress = progress
+	return dev.Bench(b)
+}
+
+// Bench times b inside the worker; b.Progress is called here as the
+// worker reports.
+func (w *Worker) Bench(b Bench) (Timing, error) {
+	if err := b.defaults(); err != nil {
+		return Timing{}, err
+	}
+	var ops []Op
+	for _, list := range b.Ops {
+		ops = append(ops, list...)
+	}
+	return answer[Timing](w.doOps("bench "+b.Name, benchCall{b}, b.Progress, ops...))
+}
+
+func init() {
+	registerType(benchCall{})
+	registerType(Timing{})
 }

@@ -5,25 +5,36 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
 
-// Library is work done through a vendor library in the process that owns
-// the CUDA context, where its handles must live: cuDNN graphs run this way.
-// Libraries register with registerLibrary from package-level variable
-// initializers in gpu itself: a worker process starts serving from gpu's
-// init, before any package that imports gpu has run its own init, so a
-// library registered from elsewhere would not exist in the worker.
-type Library interface {
-	// Prepare turns the data of one LibOp into a step that enqueues work on
-	// lc's stream; cleanup, if not nil, runs once the step cannot be
-	// running any more. Prepare runs on the GPU thread.
-	Prepare(lc *LibContext, data []byte) (run func() error, cleanup func(), err error)
-	// Call answers a request that is not stream-ordered work (build a plan,
-	// report what it tried), on the GPU thread.
-	Call(lc *LibContext, data []byte) ([]byte, error)
+// A library package (cuBLAS, cuDNN) adds device work to this package the
+// way database/sql drivers add databases: from its own package, which gpu
+// never names. Its stream-ordered work is an Op; its other calls into the
+// process that owns the context (build a plan, time its algorithms) are
+// Requests, which Device.Call runs there. Both reach the GPU thread with
+// an *Exec, and both must be registered with RegisterLibrary so that they
+// can cross to the worker.
+
+// Request is work of a library that is not stream-ordered: Device.Call
+// runs Serve on the GPU thread of the context, in the worker where there is
+// one, and returns its answer. The request's type, and the type of every
+// answer Serve gives, must be registered with RegisterLibrary.
+type Request interface {
+	Serve(x *Exec) (any, error)
+}
+
+// Library describes a library package to the worker protocol.
+type Library struct {
+	// Name names the library in DeviceInfo.Libraries, e.g. "cuBLAS".
+	Name string
+	// Version, if set, reports the library's version, or why it cannot be
+	// loaded; the worker asks when it opens the device.
+	Version func() (string, error)
+	// Types holds a value of each type of the library's that crosses the
+	// pipe inside an interface: its Ops, its Requests and their answers.
+	Types []any
 }
 
 var (
@@ -31,81 +42,115 @@ var (
 	libraries   = map[string]Library{}
 )
 
-// registerLibrary makes lib available under name to LibOp and CallLibrary.
-// It panics if the name is taken; it returns true, for use in var blocks.
-func registerLibrary(name string, lib Library) bool {
+// RegisterLibrary makes lib's types known to the worker protocol (it
+// registers them with encoding/gob) and its version to DeviceInfo. A
+// library package calls it from its init; a program whose worker must run
+// the library's work imports the library (package worker imports every
+// one). It panics if the name is taken.
+func RegisterLibrary(lib Library) {
 	librariesMu.Lock()
 	defer librariesMu.Unlock()
-	if _, dup := libraries[name]; dup {
-		panic("gpu: library " + name + " registered twice")
+	if _, dup := libraries[lib.Name]; dup {
+		panic("gpu: library " + lib.Name + " registered twice")
 	}
-	libraries[name] = lib
-	return true
+	libraries[lib.Name] = lib
+	for _, t := range lib.Types {
+		registerType(t)
+	}
 }
 
-func lookupLibrary(name string) (Library, error) {
+// registerType lets values of v's type cross the pipe inside interfaces.
+func registerType(v any) { gob.Register(v) }
+
+// LibraryVersion is a registered library's version, or why it cannot be
+// loaded here.
+type LibraryVersion struct {
+	Name    string
+	Version string // "" when Err is set
+	Err     error
+}
+
+// LibraryVersions reports the registered libraries that have a version, in
+// the order of their names.
+func LibraryVersions() []LibraryVersion {
 	librariesMu.Lock()
 	defer librariesMu.Unlock()
-	lib, ok := libraries[name]
-	if !ok {
-		var have []string
-		for n := range libraries {
-			have = append(have, n)
+	var out []LibraryVersion
+	for name, lib := range libraries {
+		if lib.Version != nil {
+			v, err := lib.Version()
+			out = append(out, LibraryVersion{Name: name, Version: v, Err: err})
 		}
-		sort.Strings(have)
-		return nil, fmt.Errorf("gpu: no library %q registered (have %s)", name, strings.Join(have, ", "))
 	}
-	return lib, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
-// LibOp is stream-ordered work of a registered Library, e.g. executing a
-// cuDNN plan. Data is the library's own encoding of what to do.
-type LibOp struct {
-	Lib  string // the registered name
-	What string // for messages, e.g. "cudnn graph conv+bias+relu"
-	Data []byte
+// installedVersions is the version of every registered library that loads
+// here, by name, for DeviceInfo.Libraries; nil when none does.
+func installedVersions() map[string]string {
+	var out map[string]string
+	for _, v := range LibraryVersions() {
+		if v.Err == nil {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[v.Name] = v.Version
+		}
+	}
+	return out
 }
 
-func (op LibOp) opName() string { return op.What }
+// Exec is what an Op's Prepare, and the Step it returns, and a Request's
+// Serve see of the context they run in: its stream, scratch memory,
+// timing, and state a library keeps for the context's life. Everything
+// runs on the context's GPU thread; an Exec is valid only there.
+type Exec struct{ c *Context }
 
-func init() { gob.Register(LibOp{}) }
+// Stream is the context's current CUstream: the device's own stream, or
+// the one an OnStream enqueues on while its Step runs.
+func (x *Exec) Stream() uintptr { return x.c.stream }
 
-// LibContext is what a Library sees of the context: its stream, timing,
-// and state kept for the context's life. Valid only during the
-// Prepare or Call it is passed to.
-type LibContext struct {
-	c   *Context
-	lib string
+// Info describes the GPU.
+func (x *Exec) Info() DeviceInfo { return x.c.info }
+
+// Sync waits for the stream (cuStreamSynchronize); detail says why, for
+// the error.
+func (x *Exec) Sync(detail string) error { return x.c.sync(detail) }
+
+// Alloc allocates device memory for the library's own use, such as a
+// workspace (cuMemAlloc_v2). It is not memory a graph is watched for.
+func (x *Exec) Alloc(bytes int64, what string) (DevicePtr, error) {
+	var p uint64
+	err := x.c.d.check(x.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%s of %d bytes", what, bytes))
+	return DevicePtr(p), err
 }
 
-// Stream is the context's CUstream, on which all work is ordered.
-func (lc *LibContext) Stream() uintptr { return lc.c.stream }
+// Free releases memory from Exec.Alloc (cuMemFree_v2).
+func (x *Exec) Free(p DevicePtr) { x.c.d.cuMemFree(uint64(p)) }
 
-// State returns the library's state for this context, made by make on first
-// use. If the state is an io.Closer, it is closed with the context.
-func (lc *LibContext) State(make func() (any, error)) (any, error) {
-	if s, ok := lc.c.libState[lc.lib]; ok {
+// State returns the library's state for this context under key, made by
+// make on first use. If the state is an io.Closer, it is closed with the
+// context, before the context's memory and stream go.
+func (x *Exec) State(key string, make func() (any, error)) (any, error) {
+	if s, ok := x.c.libState[key]; ok {
 		return s, nil
 	}
 	s, err := make()
 	if err != nil {
 		return nil, err
 	}
-	lc.c.libState[lc.lib] = s
+	x.c.libState[key] = s
 	return s, nil
 }
 
-// Time is Context.timeRuns for the library's work.
-func (lc *LibContext) Time(enqueue func() error, warmup, reps int) ([]time.Duration, error) {
-	return lc.c.timeRuns(lc.lib, enqueue, warmup, reps)
-}
-
-// timeRuns runs enqueue reps times after warmup untimed runs and returns the
-// device time of each timed run, on the GPU thread. The runs are enqueued
-// back to back, an event between each two, and timed from the events once
-// all are done: the GPU goes from one run to the next without waiting for
-// the host, so no run's time includes the host's enqueueing.
-func (c *Context) timeRuns(what string, enqueue func() error, warmup, reps int) ([]time.Duration, error) {
+// Time runs enqueue reps times after warmup untimed runs and returns the
+// device time of each timed run. The runs are enqueued back to back, an
+// event between each two, and timed from the events once all are done: the
+// GPU goes from one run to the next without waiting for the host, so no
+// run's time includes the host's enqueueing. what names the work in errors.
+func (x *Exec) Time(what string, enqueue func() error, warmup, reps int) ([]time.Duration, error) {
+	c := x.c
 	d, s := c.d, c.stream
 	events := make([]uintptr, reps+1)
 	defer func() {
@@ -146,25 +191,12 @@ func (c *Context) timeRuns(what string, enqueue func() error, warmup, reps int) 
 	return out, nil
 }
 
-// prepareLib prepares a LibOp; on the GPU thread.
-func (c *Context) prepareLib(op LibOp) (func() error, func(), error) {
-	lib, err := lookupLibrary(op.Lib)
-	if err != nil {
-		return nil, nil, err
-	}
-	return lib.Prepare(&LibContext{c: c, lib: op.Lib}, op.Data)
-}
-
-// CallLibrary sends data to the library registered as name and returns its
-// answer.
-func (c *Context) CallLibrary(name string, data []byte) ([]byte, error) {
-	var out []byte
+// Call runs r on the GPU thread and returns its answer.
+func (c *Context) Call(r Request) (any, error) {
+	var out any
 	err := c.do(func() error {
-		lib, err := lookupLibrary(name)
-		if err != nil {
-			return err
-		}
-		out, err = lib.Call(&LibContext{c: c, lib: name}, data)
+		var err error
+		out, err = r.Serve(&Exec{c: c})
 		return err
 	})
 	return out, err
@@ -178,3 +210,19 @@ func (c *Context) closeLibs() {
 		}
 	}
 }
+
+// libraryCall carries a Request to the worker.
+type libraryCall struct{ Request Request }
+
+func (c libraryCall) serve(dev Device, _ func(int, int)) (any, error) { return dev.Call(c.Request) }
+
+// Call runs r in the worker and returns its answer.
+func (w *Worker) Call(r Request) (any, error) {
+	name := fmt.Sprintf("%T", r)
+	if s, ok := r.(fmt.Stringer); ok {
+		name = s.String()
+	}
+	return w.doOps("call "+name, libraryCall{r}, nil)
+}
+
+func init() { registerType(libraryCall{}) }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,11 +28,10 @@ type Options struct {
 	Timeout time.Duration
 	// Stderr receives what the worker prints; os.Stderr when nil.
 	Stderr io.Writer
-	// Sanitizer, if set, names the compute-sanitizer tool (memcheck,
-	// racecheck, synccheck, initcheck) that every worker process runs
-	// under; SanitizerReport collects what it finds. Calls may then take
-	// ten times Timeout, at least two minutes.
-	Sanitizer string
+	// Wrap, if set, starts every worker process under another program:
+	// compute-sanitizer, a profiler. Worker.WrapperLogs collects what it
+	// wrote.
+	Wrap *Wrapper
 
 	backend string // what the worker serves; "gpu" when empty (tests use fakes)
 }
@@ -52,7 +53,7 @@ type Worker struct {
 	owned    map[owned]bool          // memory and graphs made by the current process
 	gone     map[owned]bool          // made by a process since replaced, and not yet freed
 	closed   bool
-	sanDir   string // where compute-sanitizer writes one log per worker process
+	logDir   string // where the wrapper writes one log per worker process
 }
 
 // proc is one running worker process.
@@ -83,18 +84,24 @@ func Open(opts ...Options) (*Worker, error) {
 	if o.backend == "" {
 		o.backend = "gpu"
 	}
+	if !serves.Load() {
+		return nil, fmt.Errorf("gpu: this program cannot start itself as a GPU worker: its main package must import cudarepl/worker " +
+			"(a test of a package below it calls gpu.ServeWorker from TestMain)")
+	}
 	w := &Worker{opts: o, images: map[string]*nvrtc.Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
-	if o.Sanitizer != "" {
-		w.opts.Timeout = sanitizerTimeout(o.Timeout)
-		dir, err := os.MkdirTemp("", "cudarepl-sanitizer-")
-		if err != nil {
-			return nil, fmt.Errorf("gpu: compute-sanitizer's log folder: %w", err)
+	if o.Wrap != nil {
+		if o.Wrap.Slowdown > 1 {
+			w.opts.Timeout = max(time.Duration(o.Wrap.Slowdown)*o.Timeout, 2*time.Minute)
 		}
-		w.sanDir = dir
+		dir, err := os.MkdirTemp("", "cudarepl-wrapper-")
+		if err != nil {
+			return nil, fmt.Errorf("gpu: %s's log folder: %w", o.Wrap.Name, err)
+		}
+		w.logDir = dir
 	}
 	p, info, err := w.start()
 	if err != nil {
-		w.removeSanDir()
+		w.removeLogDir()
 		return nil, err
 	}
 	w.p, w.info = p, info
@@ -121,17 +128,17 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
 	}
 	argv := []string{exe}
-	if w.opts.Sanitizer != "" {
-		san, err := findSanitizer()
-		if err == nil {
-			argv, err = sanitizerArgs(san, w.opts.Sanitizer, w.sanDir, exe)
+	if wr := w.opts.Wrap; wr != nil {
+		argv = append(slices.Clone(wr.Argv), exe)
+		for i, a := range argv {
+			argv[i] = strings.ReplaceAll(a, LogDir, w.logDir)
 		}
-		if err != nil {
+		if _, err := exec.LookPath(argv[0]); err != nil {
 			callsR.Close()
 			callsW.Close()
 			repliesR.Close()
 			repliesW.Close()
-			return nil, DeviceInfo{}, err
+			return nil, DeviceInfo{}, fmt.Errorf("gpu: start the worker under %s: %w", wr.Name, err)
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -199,7 +206,7 @@ func (p *proc) kill() {
 // if it does not exit soon.
 func (p *proc) stop() { p.stopWithin(5 * time.Second) }
 
-// stopWithin is stop, waiting up to d: a sanitizer writes its report as
+// stopWithin is stop, waiting up to d: a wrapper writes its report as
 // its worker exits.
 func (p *proc) stopWithin(d time.Duration) {
 	p.calls.Close()
@@ -249,13 +256,13 @@ func (w *Worker) Close() error {
 		w.p.stop()
 		w.p = nil
 	}
-	w.removeSanDir()
+	w.removeLogDir()
 	return nil
 }
 
-func (w *Worker) removeSanDir() {
-	if w.sanDir != "" {
-		os.RemoveAll(w.sanDir)
+func (w *Worker) removeLogDir() {
+	if w.logDir != "" {
+		os.RemoveAll(w.logDir)
 	}
 }
 
@@ -306,26 +313,21 @@ func (w *Worker) restart() error {
 	return nil
 }
 
-// call sends c and waits for its reply; with w.mu held. op names the work
-// for error messages. Progress replies reset the time limit.
-func (w *Worker) call(op string, c call, progress func(done, total int)) (reply, error) {
-	if w.closed {
-		return reply{}, errors.New("gpu: device is closed")
-	}
-	if w.p == nil {
-		if err := w.restart(); err != nil {
-			return reply{}, fmt.Errorf("gpu: %s: no worker: %w", op, err)
-		}
+// call sends c and waits for its answer; with w.mu held. op names the
+// work for error messages. Progress replies reset the time limit.
+func (w *Worker) call(op string, c call, progress func(done, total int)) (any, error) {
+	if err := w.ready(op); err != nil {
+		return nil, err
 	}
 	p := w.p
-	err := p.enc.Encode(c)
+	err := p.enc.Encode(&c)
 	if err == nil {
 		err = p.bw.Flush()
 	}
 	if err != nil {
 		// The worker is gone, or the call cannot be encoded; either way the
 		// stream is unusable, so start afresh rather than wait for a reply.
-		return reply{}, w.failed(op, "could not be sent to the worker ("+err.Error()+")", nil)
+		return nil, w.failed(op, "could not be sent to the worker ("+err.Error()+")", nil)
 	}
 	timer := time.NewTimer(w.opts.Timeout)
 	defer timer.Stop()
@@ -333,7 +335,7 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 		select {
 		case r, ok := <-p.replies:
 			if !ok {
-				return reply{}, w.failed(op, "killed the worker ("+p.exitCause()+")", nil)
+				return nil, w.failed(op, "killed the worker ("+p.exitCause()+")", nil)
 			}
 			if r.Progress {
 				if progress != nil {
@@ -344,28 +346,98 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (reply,
 			}
 			err := r.Err.err()
 			if isSticky(err) {
-				return r, w.failed(op, "faulted", err)
+				return r.Value, w.failed(op, "faulted", err)
 			}
-			return r, err
+			return r.Value, err
 		case <-timer.C:
 			err := w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
 			var we *WorkerError
 			if errors.As(err, &we) {
 				we.TimedOut = true
 			}
-			return reply{}, err
+			return nil, err
 		}
 	}
+}
+
+// ready makes sure a worker is running, starting a fresh one if the last
+// one failed; with w.mu held.
+func (w *Worker) ready(op string) error {
+	if w.closed {
+		return errors.New("gpu: device is closed")
+	}
+	if w.p == nil {
+		if err := w.restart(); err != nil {
+			return fmt.Errorf("gpu: %s: no worker: %w", op, err)
+		}
+	}
+	return nil
+}
+
+// do makes one call with w.mu held.
+func (w *Worker) do(op string, c call) (any, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.call(op, c, nil)
+}
+
+// doOwning makes a call that allocates, and records what it made (a
+// DevicePtr or HostPtr) as kind, before another call can replace the
+// worker.
+func (w *Worker) doOwning(kind, op string, c call) (any, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v, err := w.call(op, c, nil)
+	if err == nil {
+		switch p := v.(type) {
+		case DevicePtr:
+			w.own(kind, uint64(p))
+		case HostPtr:
+			w.own(kind, uint64(p))
+		}
+	}
+	return v, err
+}
+
+// doFreeing makes a call that frees id, unless a worker since replaced
+// made it: then it went with that worker.
+func (w *Worker) doFreeing(kind string, id uint64, op string, c call) (any, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stale(kind, id) {
+		return nil, nil
+	}
+	return w.call(op, c, nil)
+}
+
+// doOps makes a call that enqueues ops, loading their kernels first if
+// this worker has not seen them.
+func (w *Worker) doOps(op string, c call, progress func(done, total int), ops ...Op) (any, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.opsLocked(op, c, progress, ops...)
+}
+
+// opsLocked is doOps with w.mu held, for a call that must record what it
+// made before another call can replace the worker.
+func (w *Worker) opsLocked(op string, c call, progress func(done, total int), ops ...Op) (any, error) {
+	if err := w.ready(op); err != nil {
+		return nil, err
+	}
+	if err := w.ensureLoaded(ops); err != nil {
+		return nil, err
+	}
+	return w.call(op, c, progress)
 }
 
 // failed kills the worker that op broke, starts a fresh one and returns the
 // error to give the caller; with w.mu held.
 func (w *Worker) failed(op, cause string, err error) error {
-	// After a fault the worker exits by itself, and a sanitizer around it
+	// After a fault the worker exits by itself, and a wrapper around it
 	// writes its report on the way out; a worker past its time limit is
 	// killed.
 	switch {
-	case err != nil && w.opts.Sanitizer != "":
+	case err != nil && w.opts.Wrap != nil:
 		w.p.stopWithin(30 * time.Second)
 	case err != nil:
 		w.p.stop()

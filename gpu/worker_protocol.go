@@ -9,44 +9,37 @@ import (
 // The worker protocol: the parent writes calls as gob values to the worker's
 // fd 3 and reads replies from its fd 4, one reply per call, each possibly
 // preceded by progress replies. The worker's first reply, before any call,
-// is its hello: the device it opened or why it could not.
+// is its hello: the device it opened or why it could not. Calls, ops,
+// library requests and answers travel inside interface values, so every
+// type of them is registered with gob (registerType, RegisterLibrary).
 
 // workerEnv names the variable that turns a process into a worker; its value
 // names the backend ("gpu", or a fake registered by tests).
 const workerEnv = "CUDAREPL_GPU_WORKER"
 
-// call is one request to the worker; Method says which fields it uses.
-type call struct {
-	Method string
-	Bytes  int64
-	Ptr    uint64
-	Pinned bool
-	Data   []byte
-	Image  *nvrtc.Image
-	Name   string
-	Kernel Kernel
-	Block  int
-	Shared int
-	Ops    []Op
-	Bench  Bench
-	Graph  Graph
+// call is one request to the worker, as a value of its own type: it
+// serves itself against the Device the worker opened. progress, where the
+// call has any, reports how far it got; the parent's time limit starts
+// again at each report.
+type call interface {
+	serve(dev Device, progress func(done, total int)) (any, error)
 }
 
-// reply answers a call. Progress replies carry only Done and Total.
+// reply answers a call. Progress replies carry only Done and Total; the
+// hello carries only Info, or Err.
 type reply struct {
 	Progress    bool
 	Done, Total int
 
-	Err    *wireError
-	Info   DeviceInfo
-	N1, N2 int64
-	Ptr    uint64
-	Data   []byte
-	Kernel Kernel
-	Graph  Graph
-	Timing Timing
-	Pool   PoolStats
-	Spans  []Span
+	Err   *wireError
+	Info  DeviceInfo
+	Value any // what the call's serve returned
+}
+
+// answer is v as a T, with err: the zero T where the call failed.
+func answer[T any](v any, err error) (T, error) {
+	t, _ := v.(T)
+	return t, err
 }
 
 // wireError carries an error across the pipe, keeping the typed error

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/gob"
 	"fmt"
+	"io"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,22 +15,35 @@ var workerBackends = map[string]func() (Device, error){
 	"gpu": func() (Device, error) { return OpenInProcess() },
 }
 
-func init() {
-	// A process started by Open as a worker serves and exits here, before
-	// main, so that every program that imports gpu can be its own worker.
+// serves records that this program calls ServeWorker, so that Open may
+// start it again as a worker.
+var serves atomic.Bool
+
+// ServeWorker makes this program able to be its own worker. In a process
+// that Open started as a worker, it serves calls until the parent goes
+// away and then exits the process; in any other, it returns at once, and
+// Open may from then on start this program as a worker.
+//
+// Call it before main runs anything else, and after every library whose
+// work the worker must run has registered (RegisterLibrary): package
+// worker does both from its init, so main packages import it for its
+// effect. A test binary of a package that worker imports calls it from
+// TestMain.
+func ServeWorker() {
+	serves.Store(true)
 	if name := os.Getenv(workerEnv); name != "" {
-		os.Exit(serveWorker(name))
+		in, out := os.NewFile(3, "calls"), os.NewFile(4, "replies")
+		if in == nil || out == nil {
+			fmt.Fprintf(os.Stderr, "gpu: worker: started without its pipes (fd 3, 4); %s is set only for workers\n", workerEnv)
+			os.Exit(2)
+		}
+		os.Exit(serve(name, in, out))
 	}
 }
 
-// serveWorker answers calls on fd 3 with replies on fd 4 until fd 3 closes.
-// It returns the process exit status.
-func serveWorker(backend string) int {
-	in, out := os.NewFile(3, "calls"), os.NewFile(4, "replies")
-	if in == nil || out == nil {
-		fmt.Fprintf(os.Stderr, "gpu: worker: started without its pipes (fd 3, 4); %s is set only for workers\n", workerEnv)
-		return 2
-	}
+// serve answers calls read from in with replies written to out until in
+// closes, on the Device backend opens. It returns the process exit status.
+func serve(backend string, in io.Reader, out io.Writer) int {
 	bw := bufio.NewWriter(out)
 	enc := gob.NewEncoder(bw)
 	send := func(r reply) error {
@@ -51,13 +66,29 @@ func serveWorker(backend string) int {
 	if send(reply{Info: dev.Info()}) != nil {
 		return 1
 	}
+	// A heartbeat a few times a second keeps the parent's time limit from
+	// firing on a long measurement, without flooding the pipe.
+	var last time.Time
+	progress := func(done, total int) {
+		if now := time.Now(); now.Sub(last) > 50*time.Millisecond || done == total {
+			last = now
+			send(reply{Progress: true, Done: done, Total: total})
+		}
+	}
 	dec := gob.NewDecoder(bufio.NewReader(in))
 	for {
 		var c call
 		if err := dec.Decode(&c); err != nil {
-			return 0 // the parent closed the pipe or went away
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return 0 // the parent closed the pipe or went away
+			}
+			// A call of a type this program does not know: its library is
+			// not linked into the worker.
+			send(reply{Err: toWire(fmt.Errorf("gpu: worker: cannot read a call (%v); does the program import cudarepl/worker, which registers every library?", err))})
+			return 1
 		}
-		r := handle(dev, c, send)
+		v, err := c.serve(dev, progress)
+		r := reply{Value: v, Err: toWire(err)}
 		if err := send(r); err != nil {
 			return 1
 		}
@@ -65,72 +96,4 @@ func serveWorker(backend string) int {
 			return 3 // the context is ruined; the parent starts a fresh worker
 		}
 	}
-}
-
-// handle runs one call on dev. Progress is sent as it happens.
-func handle(dev Device, c call, send func(reply) error) reply {
-	var r reply
-	var err error
-	switch c.Method {
-	case "MemInfo":
-		r.N1, r.N2, err = dev.MemInfo()
-	case "Alloc":
-		var p DevicePtr
-		p, err = dev.Alloc(c.Bytes)
-		r.Ptr = uint64(p)
-	case "Free":
-		err = dev.Free(DevicePtr(c.Ptr))
-	case "Write":
-		err = dev.Write(DevicePtr(c.Ptr), c.Data)
-	case "Read":
-		r.Data = make([]byte, c.Bytes)
-		err = dev.Read(r.Data, DevicePtr(c.Ptr))
-	case "AllocHost":
-		var p HostPtr
-		p, err = dev.AllocHost(c.Bytes, c.Pinned)
-		r.Ptr = uint64(p)
-	case "FreeHost":
-		err = dev.FreeHost(HostPtr(c.Ptr))
-	case "WriteHost":
-		err = dev.WriteHost(HostPtr(c.Ptr), c.Data)
-	case "ReadHost":
-		r.Data = make([]byte, c.Bytes)
-		err = dev.ReadHost(r.Data, HostPtr(c.Ptr))
-	case "LoadKernel":
-		r.Kernel, err = dev.LoadKernel(c.Image, c.Name)
-	case "Occupancy":
-		var n int
-		n, err = dev.Occupancy(c.Kernel, c.Block, c.Shared)
-		r.N1 = int64(n)
-	case "Run":
-		err = dev.Run(c.Ops...)
-	case "Capture":
-		r.Graph, err = dev.Capture(c.Ops...)
-	case "Update":
-		r.Graph, err = dev.Update(c.Graph, c.Ops...)
-	case "Timeline":
-		r.Spans, err = dev.Timeline(c.Ops...)
-	case "MemPool":
-		r.Pool, err = dev.MemPool(c.Bytes)
-	case "FreeGraph":
-		err = dev.FreeGraph(c.Graph)
-	case "Bench":
-		b := c.Bench
-		var last time.Time
-		b.Progress = func(done, total int) {
-			// A heartbeat a few times a second keeps the parent's time limit
-			// from firing on a long measurement, without flooding the pipe.
-			if now := time.Now(); now.Sub(last) > 50*time.Millisecond || done == total {
-				last = now
-				send(reply{Progress: true, Done: done, Total: total})
-			}
-		}
-		r.Timing, err = dev.Bench(b)
-	case "CallLibrary":
-		r.Data, err = dev.CallLibrary(c.Name, c.Data)
-	default:
-		err = fmt.Errorf("gpu: worker: unknown call %q", c.Method)
-	}
-	r.Err = toWire(err)
-	return r
 }

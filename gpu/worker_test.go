@@ -2,9 +2,9 @@ package gpu
 
 import (
 	"bytes"
-	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -304,7 +304,8 @@ func TestParseModuleVersion(t *testing.T) {
 // unencodable is an Op that gob cannot send: its field is a channel.
 type unencodable struct{ C chan int }
 
-func (unencodable) opName() string { return "unencodable" }
+func (unencodable) Name() string                { return "unencodable" }
+func (unencodable) Prepare(*Exec) (Step, error) { return Step{}, nil }
 
 // TestWorkerSendFailure: a call that cannot be sent fails at once with a
 // clear error, instead of waiting out the time limit.
@@ -321,95 +322,42 @@ func TestWorkerSendFailure(t *testing.T) {
 	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 3)
 }
 
-// echoLibrary answers a call with its data reversed, or fails on "fail".
-type echoLibrary struct{}
+// echo is a library request that answers with its text reversed, or
+// fails on "fail".
+type echo struct{ Text string }
 
-func (echoLibrary) Prepare(*LibContext, []byte) (func() error, func(), error) {
-	return nil, nil, fmt.Errorf("echo: no stream work")
-}
-
-func (echoLibrary) Call(_ *LibContext, data []byte) ([]byte, error) {
-	if string(data) == "fail" {
+func (e echo) Serve(*Exec) (any, error) {
+	if e.Text == "fail" {
 		return nil, fmt.Errorf("echo: asked to fail")
 	}
-	out := make([]byte, len(data))
-	for i, b := range data {
-		out[len(data)-1-i] = b
-	}
-	return out, nil
+	r := []rune(e.Text)
+	slices.Reverse(r)
+	return string(r), nil
 }
 
-// Registered by a variable initializer, which runs before the worker starts
-// serving in the package's init.
-var _ = registerLibrary("echo", echoLibrary{})
+// unregistered is a request whose type no library registered.
+type unregistered struct{}
 
-// TestWorkerCallLibrary: a library call crosses to the worker and back, and
-// its errors, and an unknown library's, come back as errors.
-func TestWorkerCallLibrary(t *testing.T) {
+func (unregistered) Serve(*Exec) (any, error) { return nil, nil }
+
+func init() { RegisterLibrary(Library{Name: "echo", Types: []any{echo{}}}) }
+
+// TestWorkerCall: a library's request crosses to the worker and back, its
+// errors come back as errors, and a request of a type no library
+// registered fails with a clear error.
+func TestWorkerCall(t *testing.T) {
 	w := openFake(t, 5*time.Second)
-	got, err := w.CallLibrary("echo", []byte("abc"))
-	if err != nil || string(got) != "cba" {
-		t.Errorf(`CallLibrary("echo", "abc") = %q, %v; want "cba"`, got, err)
+	got, err := w.Call(echo{"abc"})
+	if err != nil || got != "cba" {
+		t.Errorf(`Call(echo{"abc"}) = %q, %v; want "cba"`, got, err)
 	}
-	if _, err := w.CallLibrary("echo", []byte("fail")); err == nil || !strings.Contains(err.Error(), "asked to fail") {
-		t.Errorf("CallLibrary(fail) = %v, want the library's error", err)
+	if _, err := w.Call(echo{"fail"}); err == nil || !strings.Contains(err.Error(), "asked to fail") {
+		t.Errorf("Call(echo{fail}) = %v, want the library's error", err)
 	}
-	if _, err := w.CallLibrary("nope", nil); err == nil || !strings.Contains(err.Error(), `no library "nope" registered`) {
-		t.Errorf("CallLibrary(nope) = %v, want a no-such-library error", err)
+	if _, err := w.Call(unregistered{}); err == nil || !strings.Contains(err.Error(), "could not be sent") {
+		t.Errorf("Call(unregistered) = %v, want a send error", err)
 	}
-}
-
-// sanitizerLogs are reports compute-sanitizer 2025.3 wrote on an H100,
-// embedded so that the test binary runs from any folder.
-//
-//go:embed testdata/sanitizer
-var sanitizerLogs embed.FS
-
-func TestParseSanitizerLog(t *testing.T) {
-	tests := []struct {
-		tool, file string
-		want       []string
-	}{
-		{"memcheck", "memcheck.log", []string{"oob: Invalid __global__ write of size 4 bytes (thread (232,0,0), block (3,0,0), address 0x7f43d0800fa0): 1 bytes after the nearest allocation at 0x7f43d0800000 of size 4,000 bytes; 2 in all"}},
-		{"racecheck", "racecheck-analysis.log", []string{"race: Race reported between Write access and Read access: at race+0xa0 and race+0xb0; 2048 in all"}},
-		{"racecheck", "racecheck-hazard.log", []string{
-			"matmul_exercise: potential RAW hazard on shared memory (block (0,0,0), address 0x1480): write by thread (0,1,0) at matmul_exercise+0x1f0, read by thread (0,0,0) at matmul_exercise+0x250",
-			"race: potential RAW hazard on shared memory between threads of one warp (a warning) (block (0,0,0), address 0x404): write by thread (1,0,0) at race+0xa0, read by thread (0,0,0) at race+0xb0; 2 in all",
-		}},
-		{"synccheck", "synccheck.log", []string{"badsync: Barrier error detected. Divergent thread(s) in warp. (thread (0,0,0), block (0,0,0)); 2 in all"}},
-		{"initcheck", "initcheck.log", []string{"uninit: Uninitialized __global__ memory read of size 4 bytes (thread (0,0,0), block (0,0,0), address 0x7f8a82801000); 2 in all"}},
-		{"memcheck", "", nil},
-	}
-	for _, tt := range tests {
-		var log []byte
-		if tt.file != "" {
-			var err error
-			if log, err = sanitizerLogs.ReadFile("testdata/sanitizer/" + tt.file); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var got []string
-		for _, f := range mergeFindings(parseSanitizerLog(tt.tool, string(log))) {
-			got = append(got, f.String())
-		}
-		if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-			t.Errorf("%s: parse = %q\nwant %q", tt.file, got, tt.want)
-		}
-	}
-}
-
-func TestSanitizerArgs(t *testing.T) {
-	args, err := sanitizerArgs("/cuda/bin/compute-sanitizer", "racecheck", "/tmp/d", "/bin/cudarepl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(args, " ")
-	for _, want := range []string{"/cuda/bin/compute-sanitizer --tool racecheck", "--log-file /tmp/d/worker.%p.log", "--racecheck-report hazard", " /bin/cudarepl"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("sanitizer command %q lacks %q", got, want)
-		}
-	}
-	if _, err := sanitizerArgs("x", "leakcheck", "/tmp", "y"); err == nil || !strings.Contains(err.Error(), "memcheck, racecheck, synccheck, initcheck") {
-		t.Errorf("an unknown tool: %v", err)
+	if got, err := w.Call(echo{"ok"}); err != nil || got != "ko" {
+		t.Errorf("Call after a failed send = %q, %v; want a fresh worker to answer", got, err)
 	}
 }

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cudarepl/blas"
 	"cudarepl/gpu"
 )
 
@@ -64,9 +65,9 @@ func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 			return nil, err
 		}
 	}
-	qk := gpu.GEMM{M: s, N: s, K: d, A: c.buf.Q, B: c.buf.K, C: c.scores, TransB: true, Alpha: 1, Type: gpu.FP16,
+	qk := blas.GEMM{M: s, N: s, K: d, A: c.buf.Q, B: c.buf.K, C: c.scores, TransB: true, Alpha: 1, Type: gpu.FP16,
 		Batch: heads, StrideA: int64(s * d), StrideB: int64(s * d), StrideC: int64(s) * int64(s)}
-	pv := gpu.GEMM{M: s, N: d, K: s, A: c.probs, B: c.buf.V, C: o, Alpha: 1, Type: gpu.FP16,
+	pv := blas.GEMM{M: s, N: d, K: s, A: c.probs, B: c.buf.V, C: o, Alpha: 1, Type: gpu.FP16,
 		Batch: heads, StrideA: int64(s) * int64(s), StrideB: int64(s * d), StrideC: int64(s * d)}
 	waves := c.env.Dev.Info().TwoWaves(256)
 	rows := heads * s

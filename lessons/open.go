@@ -92,11 +92,11 @@ func (e *Env) WriteDevice(w io.Writer) {
 	if free, total, err := e.Dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
-	cudnn, err := gpu.CudnnVersion()
-	if err != nil {
-		cudnn = unavailable(err) // lessons 10 and 11 replay their results
+	for _, lib := range gpu.LibraryVersions() {
+		if lib.Err != nil { // lessons 10 and 11 replay their results without cuDNN
+			fmt.Fprintf(tw, "%s\t%s\n", lib.Name, unavailable(lib.Err))
+		}
 	}
-	fmt.Fprintf(tw, "cuDNN\t%s\n", cudnn)
 	tw.Flush()
 }
 
@@ -115,17 +115,20 @@ func (e *Env) WriteMem(w io.Writer) error {
 	return nil
 }
 
-// WriteVersions says which NVRTC and cuDNN this machine has, or why not.
+// WriteVersions says which NVRTC and libraries (cuBLAS, cuDNN) this
+// machine has, or why not.
 func WriteVersions(w io.Writer) {
 	if v, err := nvrtc.Version(); err == nil {
 		fmt.Fprintf(w, "NVRTC %s\n", v)
 	} else {
 		fmt.Fprintf(w, "%v\n", err)
 	}
-	if v, err := gpu.CudnnVersion(); err == nil {
-		fmt.Fprintf(w, "cuDNN %s\n", v)
-	} else {
-		fmt.Fprintln(w, unavailable(err))
+	for _, lib := range gpu.LibraryVersions() {
+		if lib.Err == nil {
+			fmt.Fprintf(w, "%s %s\n", lib.Name, lib.Version)
+		} else {
+			fmt.Fprintln(w, unavailable(lib.Err))
+		}
 	}
 }
 

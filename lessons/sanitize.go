@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"cudarepl/gpu"
+	"cudarepl/gpu/sanitizer"
 )
 
 // sanitizerWork bounds the work of a check run under each
@@ -41,7 +42,7 @@ func (e *Env) sanitizerSizes(p *Problem, impl Impl) map[string]bool {
 // line, the findings having been printed one a line.
 type SanitizerError struct {
 	Tool     string
-	Findings []gpu.Finding
+	Findings []sanitizer.Finding
 }
 
 func (e *SanitizerError) Error() string {
@@ -59,7 +60,7 @@ func (e *SanitizerError) kinds() string {
 // under: memcheck (out-of-bounds and misaligned accesses), racecheck
 // (shared-memory hazards), synccheck (barriers misused) and initcheck
 // (reads of memory never written).
-var SanitizerTools = gpu.SanitizerTools
+var SanitizerTools = sanitizer.Tools
 
 // Sanitize runs fn in an Env whose GPU worker runs under compute-sanitizer's
 // tool, then prints what the sanitizer found, one line per kind of error
@@ -71,7 +72,11 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 	if !e.Live() {
 		return fmt.Errorf("compute-sanitizer checks kernels as they run on a GPU, and there is none here (%v)", e.NoGPU)
 	}
-	w, err := gpu.Open(gpu.Options{Sanitizer: tool, Stderr: e.stderr, Timeout: e.timeout})
+	wrap, err := sanitizer.Wrapper(tool)
+	if err != nil {
+		return err
+	}
+	w, err := gpu.Open(gpu.Options{Wrap: wrap, Stderr: e.stderr, Timeout: e.timeout})
 	if err != nil {
 		return err
 	}
@@ -81,7 +86,7 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 		timeout: e.timeout, stderr: e.stderr, sanitizing: tool}
 	e.printf("Under compute-sanitizer %s: every kernel runs instrumented, tens of times slower.\n", tool)
 	runErr := fn(sub)
-	findings, err := w.SanitizerReport()
+	findings, err := sanitizer.Report(w, tool)
 	if err != nil {
 		return errors.Join(runErr, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all" // every lesson, registered
 	"cudarepl/plots"
+	_ "cudarepl/worker" // a cell's program is its own GPU worker
 )
 
 // Step runs step n (from 1) of the lesson named slug in this cell.

@@ -23,6 +23,7 @@ import (
 
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all"
+	_ "cudarepl/worker" // this program is its own GPU worker
 )
 
 // version is set at release; builds from a checkout report their commit.

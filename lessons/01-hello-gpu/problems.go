@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -159,11 +160,11 @@ func setupGEMM(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 }
 
 func (c *gemmCase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
-	g := gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.a32, B: c.b32, C: c.c, Alpha: 1, Type: gpu.FP32, Compute: gpu.Compute32F}
+	g := blas.GEMM{M: c.m, N: c.n, K: c.k, A: c.a32, B: c.b32, C: c.c, Alpha: 1, Type: gpu.FP32, Compute: blas.Compute32F}
 	switch impl.Name {
 	case "cuBLAS fp32":
 	case "cuBLAS tf32":
-		g.Compute = gpu.Compute32FFastTF32
+		g.Compute = blas.Compute32FFastTF32
 	case "cuBLAS fp16":
 		g.A, g.B, g.Type, g.OutType = c.a16, c.b16, gpu.FP16, gpu.FP16
 	default:

@@ -142,7 +142,7 @@ func gbps(bytesPerSecond float64) string {
 func ceilings(env *lessons.Env, l *lessons.Lesson, step string) error {
 	var rs []lessons.Result
 	if env.Live() {
-		for _, name := range []string{lessons.CeilingCopy, lessons.CeilingSGEMM, lessons.CeilingHGEMM} {
+		for _, name := range []string{lessons.CeilingCopy, ceilingSGEMM, ceilingHGEMM} {
 			r, err := env.Ceiling(name)
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package matmul
 import (
 	"fmt"
 
+	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -38,7 +39,7 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	}
 	switch impl.Name {
 	case "cuBLAS":
-		return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32}}, nil
+		return []gpu.Op{blas.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32}}, nil
 	case "matmul_v1":
 		return launch(gpu.Dim(gpu.Blocks(c.m, 32), gpu.Blocks(c.n, 32)), gpu.Dim(32, 32)), nil
 	case "matmul_v2", "matmul_v3":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -108,7 +109,7 @@ func (c *hcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	}
 	switch impl.Name {
 	case "cuBLAS fp16", "cuBLAS bf16":
-		return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: dt, OutType: dt, Compute: gpu.Compute32F}}, nil
+		return []gpu.Op{blas.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: dt, OutType: dt, Compute: blas.Compute32F}}, nil
 	case "matmul_tc_v1":
 		tiles := gpu.Blocks(c.m, 16) * gpu.Blocks(c.n, 16)
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(tiles, 4)), Block: gpu.Dim(128), Args: args}}, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -127,10 +128,10 @@ func (c *bcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	switch impl.Name {
 	case cublasEach:
 		for i := range c.batch {
-			ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: at(c.da, i, sa), B: at(c.db, i, sb), C: at(c.dc, i, sc), Alpha: 1, Type: gpu.FP32})
+			ops = append(ops, blas.GEMM{M: c.m, N: c.n, K: c.k, A: at(c.da, i, sa), B: at(c.db, i, sb), C: at(c.dc, i, sc), Alpha: 1, Type: gpu.FP32})
 		}
 	case cublasBatched, cublasTuned:
-		ops = append(ops, gpu.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32,
+		ops = append(ops, blas.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: gpu.FP32,
 			Batch: c.batch, StrideA: int64(sa), StrideB: int64(sb), StrideC: int64(sc), Tuned: impl.Name == cublasTuned})
 	case kernelEach:
 		for i := range c.batch {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -21,18 +22,18 @@ var results embed.FS
 type format struct {
 	name    string
 	in, out gpu.DType
-	compute gpu.Compute
+	compute blas.Compute
 	tol     float64
 	bits    string // sign/exponent/mantissa
 	peak    string // the GPU's peak that bounds it
 }
 
 var formats = []format{
-	{"fp32", gpu.FP32, gpu.FP32, gpu.Compute32F, 1e-5, "1/8/23", gpu.PeakFP32},
-	{"tf32", gpu.FP32, gpu.FP32, gpu.Compute32FFastTF32, 1e-2, "1/8/10 in the tensor cores", gpu.PeakTF32},
-	{"fp16", gpu.FP16, gpu.FP16, gpu.Compute32F, 1e-2, "1/5/10", gpu.PeakFP16},
-	{"bf16", gpu.BF16, gpu.BF16, gpu.Compute32F, 1e-2, "1/8/7", gpu.PeakBF16},
-	{"fp8 e4m3", gpu.FP8E4M3, gpu.BF16, gpu.Compute32F, 1e-1, "1/4/3", gpu.PeakFP8},
+	{"fp32", gpu.FP32, gpu.FP32, blas.Compute32F, 1e-5, "1/8/23", gpu.PeakFP32},
+	{"tf32", gpu.FP32, gpu.FP32, blas.Compute32FFastTF32, 1e-2, "1/8/10 in the tensor cores", gpu.PeakTF32},
+	{"fp16", gpu.FP16, gpu.FP16, blas.Compute32F, 1e-2, "1/5/10", gpu.PeakFP16},
+	{"bf16", gpu.BF16, gpu.BF16, blas.Compute32F, 1e-2, "1/8/7", gpu.PeakBF16},
+	{"fp8 e4m3", gpu.FP8E4M3, gpu.BF16, blas.Compute32F, 1e-1, "1/4/3", gpu.PeakFP8},
 }
 
 func formatOf(name string) (format, error) {
@@ -165,7 +166,7 @@ func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 		return nil, err
 	}
 	c.last = f
-	return []gpu.Op{gpu.GEMM{M: c.m, N: c.n, K: c.k, A: ab[0], B: ab[1], C: c.dc, Alpha: 1,
+	return []gpu.Op{blas.GEMM{M: c.m, N: c.n, K: c.k, A: ab[0], B: ab[1], C: c.dc, Alpha: 1,
 		Type: f.in, OutType: f.out, Compute: f.compute, TransB: f.in == gpu.FP8E4M3}}, nil
 }
 

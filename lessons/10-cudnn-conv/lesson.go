@@ -166,7 +166,7 @@ func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
 			if err != nil {
 				return nil, err
 			}
-			cv := gpu.CudnnConv{N: sh.N, C: sh.C, H: sh.H, W: sh.W, K: sh.K, R: 3, S: 3, Pad: 1, Stride: 1, Type: v.dt, NHWC: v.nhwc, X: b.X, Wt: b.W, Y: b.Y}
+			cv := cudnnx.LegacyConv{N: sh.N, C: sh.C, H: sh.H, W: sh.W, K: sh.K, R: 3, S: 3, Pad: 1, Stride: 1, Type: v.dt, NHWC: v.nhwc, X: b.X, Wt: b.W, Y: b.Y}
 			algos, err := cudnnx.ConvAlgorithms(env.Dev, cv)
 			b.Free(env.Dev)
 			if err != nil {

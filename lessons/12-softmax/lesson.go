@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
 )
@@ -303,7 +304,7 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 	launch := gpu.Launch{Kernel: k, Grid: gpu.Dim(c.rows), Block: gpu.Dim(block), Args: args} // a block per row
 	switch impl.Name {
 	case cudnnName, cudnnHalf:
-		return []gpu.Op{gpu.CudnnSoftmaxOp(gpu.CudnnSoftmax{Rows: c.rows, Cols: c.cols, Type: c.typ, X: c.dx, Y: c.dy})}, nil
+		return []gpu.Op{cudnnx.Softmax{Rows: c.rows, Cols: c.cols, Type: c.typ, X: c.dx, Y: c.dy}}, nil
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
 	case "softmax_v5", "softmax_h":

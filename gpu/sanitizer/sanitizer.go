@@ -1,4 +1,17 @@
-package gpu
+// Package sanitizer runs the GPU worker under NVIDIA's compute-sanitizer
+// and reads back what it finds, one Finding per kind of error and kernel.
+//
+// compute-sanitizer cannot see a kernel that runs in a worker when it is
+// wrapped around the program that starts the worker (it follows the
+// program, not its children, by default). So Wrapper gives a gpu.Wrapper
+// that starts each worker process under the sanitizer itself, logging to
+// the worker's log folder, and Report parses those logs.
+//
+//	w, _ := sanitizer.Wrapper("memcheck")
+//	dev, _ := gpu.Open(gpu.Options{Wrap: w})
+//	… run kernels …
+//	findings, _ := sanitizer.Report(dev, "memcheck")
+package sanitizer
 
 import (
 	"fmt"
@@ -9,17 +22,28 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
+	"cudarepl/gpu"
 	"cudarepl/internal/dl"
 )
 
-// SanitizerTools are the compute-sanitizer tools a Worker can run under.
-var SanitizerTools = []string{"memcheck", "racecheck", "synccheck", "initcheck"}
+// Tools are the compute-sanitizer tools a worker can run under.
+var Tools = []string{"memcheck", "racecheck", "synccheck", "initcheck"}
 
-// findSanitizer returns the path of compute-sanitizer: on PATH, in
-// $CUDA_PATH/bin or $CUDA_HOME/bin, or in /usr/local/cuda/bin.
-func findSanitizer() (string, error) {
+// Wrapper returns what starts each worker process under compute-sanitizer's
+// tool (memcheck, racecheck, synccheck or initcheck), for gpu.Options.Wrap.
+// Calls then take ten times the time limit, at least two minutes.
+func Wrapper(tool string) (*gpu.Wrapper, error) {
+	san, err := find()
+	if err != nil {
+		return nil, err
+	}
+	return wrapper(san, tool)
+}
+
+// find returns the path of compute-sanitizer: on PATH, in $CUDA_PATH/bin
+// or $CUDA_HOME/bin, or in /usr/local/cuda/bin.
+func find() (string, error) {
 	if dl.Hidden("sanitizer") {
 		return "", fmt.Errorf("gpu: compute-sanitizer is hidden by %s=%s", dl.HideEnv, os.Getenv(dl.HideEnv))
 	}
@@ -35,14 +59,14 @@ func findSanitizer() (string, error) {
 	return "", fmt.Errorf("gpu: compute-sanitizer not found (looked on PATH, in $CUDA_PATH/bin and /usr/local/cuda/bin); it comes with the CUDA toolkit")
 }
 
-// sanitizerArgs is the command line that starts exe under tool, logging to
-// one file per process in dir.
-func sanitizerArgs(sanitizer, tool, dir, exe string) ([]string, error) {
-	if !slices.Contains(SanitizerTools, tool) {
-		return nil, fmt.Errorf("gpu: no compute-sanitizer tool %q (there are: %s)", tool, strings.Join(SanitizerTools, ", "))
+// wrapper starts the worker under the compute-sanitizer at path, running
+// tool, logging one file per process.
+func wrapper(path, tool string) (*gpu.Wrapper, error) {
+	if !slices.Contains(Tools, tool) {
+		return nil, fmt.Errorf("gpu: no compute-sanitizer tool %q (there are: %s)", tool, strings.Join(Tools, ", "))
 	}
-	args := []string{sanitizer, "--tool", tool,
-		"--log-file", filepath.Join(dir, "worker.%p.log"),
+	args := []string{path, "--tool", tool,
+		"--log-file", gpu.LogDir + "/worker.%p.log",
 		"--print-limit", "200",
 		"--show-backtrace", "no",
 		"--check-exit-code", "no",
@@ -51,12 +75,9 @@ func sanitizerArgs(sanitizer, tool, dir, exe string) ([]string, error) {
 	if tool == "racecheck" {
 		args = append(args, "--racecheck-report", "hazard")
 	}
-	return append(args, exe), nil
+	// Kernels run tens of times slower under the sanitizer.
+	return &gpu.Wrapper{Name: "compute-sanitizer " + tool, Argv: args, Slowdown: 10}, nil
 }
-
-// sanitizerTimeout is how long a call may run under the sanitizer, which
-// makes kernels tens of times slower.
-func sanitizerTimeout(t time.Duration) time.Duration { return max(10*t, 2*time.Minute) }
 
 // Finding is one kind of error compute-sanitizer reported in one kernel:
 // the first occurrence, and how many there were in all.
@@ -235,34 +256,17 @@ func skipSanitizerRecord(text string) bool {
 	return false
 }
 
-// SanitizerReport stops the worker, so that compute-sanitizer finishes its
-// report, and returns what it found in every worker process started since
-// the last report (a fault ends a worker, and the next one starts under the
-// sanitizer too). The next call starts a fresh worker. Without a sanitizer
-// it returns nothing.
-func (w *Worker) SanitizerReport() ([]Finding, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.opts.Sanitizer == "" {
-		return nil, nil
-	}
-	if w.p != nil {
-		w.p.stopWithin(30 * time.Second)
-		w.p = nil
-		w.forget()
-	}
-	logs, _ := filepath.Glob(filepath.Join(w.sanDir, "worker.*.log"))
-	sort.Strings(logs)
+// Report stops w's worker, so that compute-sanitizer finishes its report,
+// and returns what tool found in every worker process started since the
+// last report (a fault ends a worker, and the next one starts under the
+// sanitizer too). The next call starts a fresh worker.
+func Report(w *gpu.Worker, tool string) ([]Finding, error) {
+	logs, err := w.WrapperLogs()
 	var out []Finding
-	for _, path := range logs {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return out, fmt.Errorf("gpu: compute-sanitizer's report: %w", err)
-		}
-		out = append(out, parseSanitizerLog(w.opts.Sanitizer, string(b))...)
-		os.Remove(path)
+	for _, log := range logs {
+		out = append(out, parseSanitizerLog(tool, log)...)
 	}
-	return mergeFindings(out), nil
+	return mergeFindings(out), err
 }
 
 // mergeFindings counts findings of one kind in one kernel as one, errors

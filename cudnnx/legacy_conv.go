@@ -1,30 +1,32 @@
-package gpu
+package cudnnx
 
 import (
 	"fmt"
 	"time"
 	"unsafe"
+
+	"cudarepl/gpu"
 )
 
-// CudnnConv is one 2-D convolution, y = conv(x, w), through cuDNN's legacy
-// API: x is N×C×H×W, w is K×C×R×S, y is N×K×P×Q, stored NCHW (w: KCRS) or
-// NHWC (w: KRSC). The legacy API asks for an algorithm by name, which is
-// what lesson 10 compares.
-type CudnnConv struct {
+// LegacyConv is one 2-D convolution, y = conv(x, w), through cuDNN's legacy
+// API with algorithm Algo, as a gpu.Op: x is N×C×H×W, w is K×C×R×S, y is
+// N×K×P×Q, stored NCHW (w: KCRS) or NHWC (w: KRSC). The legacy API asks
+// for an algorithm by name, which is what lesson 10 compares.
+type LegacyConv struct {
 	N, C, H, W, K, R, S int
 	Pad, Stride         int
-	Type                DType // FP32 (no tensor cores) or FP16 (tensor cores, fp32 accumulate)
+	Type                gpu.DType // FP32 (no tensor cores) or FP16 (tensor cores, fp32 accumulate)
 	NHWC                bool
-	X, Wt, Y            DevicePtr
-	Algo                int // cudnnConvolutionFwdAlgo_t, for CudnnConvOp
+	X, Wt, Y            gpu.DevicePtr
+	Algo                int // cudnnConvolutionFwdAlgo_t, an index of LegacyConvAlgos
 }
 
 // OutHW is the output's height and width.
-func (cv CudnnConv) OutHW() (p, q int) {
+func (cv LegacyConv) OutHW() (p, q int) {
 	return (cv.H+2*cv.Pad-cv.R)/cv.Stride + 1, (cv.W+2*cv.Pad-cv.S)/cv.Stride + 1
 }
 
-func (cv CudnnConv) String() string {
+func (cv LegacyConv) String() string {
 	layout := "NCHW"
 	if cv.NHWC {
 		layout = "NHWC"
@@ -32,11 +34,33 @@ func (cv CudnnConv) String() string {
 	return fmt.Sprintf("conv %dx%dx%dx%d→%d %dx%d %s %s", cv.N, cv.C, cv.H, cv.W, cv.K, cv.R, cv.S, layout, cv.Type)
 }
 
-// CudnnConvAlgos names cudnnConvolutionFwdAlgo_t's values in order.
-var CudnnConvAlgos = []string{"implicit GEMM", "implicit precomputed GEMM", "GEMM", "direct", "FFT", "FFT tiling", "Winograd", "Winograd non-fused"}
+// Name is the convolution and its algorithm.
+func (cv LegacyConv) Name() string { return fmt.Sprintf("%s (%s)", cv, algoName(cv.Algo)) }
 
-// CudnnAlgoReport is how one legacy algorithm did on one convolution.
-type CudnnAlgoReport struct {
+// Prepare describes the convolution to cuDNN and finds its algorithm's
+// workspace.
+func (cv LegacyConv) Prepare(x *gpu.Exec) (gpu.Step, error) {
+	st, err := stateOf(x)
+	if err != nil {
+		return gpu.Step{}, err
+	}
+	d, err := st.convDescriptors(cv)
+	if err != nil {
+		return gpu.Step{}, err
+	}
+	run, _, err := st.convFunc(d, cv, cv.Algo)
+	if err != nil {
+		d.destroy()
+		return gpu.Step{}, err
+	}
+	return gpu.Step{Enqueue: run, Release: d.destroy, Uses: []gpu.DevicePtr{cv.X, cv.Wt, cv.Y}}, nil
+}
+
+// LegacyConvAlgos names cudnnConvolutionFwdAlgo_t's values in order.
+var LegacyConvAlgos = []string{"implicit GEMM", "implicit precomputed GEMM", "GEMM", "direct", "FFT", "FFT tiling", "Winograd", "Winograd non-fused"}
+
+// AlgoReport is how one legacy algorithm did on one convolution.
+type AlgoReport struct {
 	Algo      int
 	Name      string
 	Time      time.Duration // median device time; 0 when it did not run
@@ -44,25 +68,30 @@ type CudnnAlgoReport struct {
 	Status    string // "ok", or cuDNN's reason
 }
 
-// CudnnConvAlgosCall asks for every legacy algorithm's time and workspace on
-// cv: the data for Device.CallLibrary("cudnn", …).
-func CudnnConvAlgosCall(cv CudnnConv) []byte {
-	return gobBytes(cudnnRequest{Kind: "conv_algos", Conv: cv})
+// ConvAlgorithms times each legacy forward-convolution algorithm on cv,
+// on dev.
+func ConvAlgorithms(dev gpu.Device, cv LegacyConv) ([]AlgoReport, error) {
+	v, err := dev.Call(convAlgosRequest{cv})
+	out, _ := v.([]AlgoReport)
+	return out, err
 }
 
-// DecodeCudnnAlgoReports decodes CallLibrary's answer to CudnnConvAlgosCall.
-func DecodeCudnnAlgoReports(b []byte) ([]CudnnAlgoReport, error) {
-	return gobDecode[[]CudnnAlgoReport](b)
-}
+// convAlgosRequest times every legacy algorithm on a convolution.
+type convAlgosRequest struct{ Conv LegacyConv }
 
-// CudnnConvOp runs cv with algorithm cv.Algo on the stream.
-func CudnnConvOp(cv CudnnConv) LibOp {
-	return LibOp{Lib: "cudnn", What: fmt.Sprintf("%s (%s)", cv, algoName(cv.Algo)), Data: gobBytes(cudnnRequest{Kind: "conv", Conv: cv})}
+func (r convAlgosRequest) String() string { return "cuDNN's algorithms on " + r.Conv.String() }
+
+func (r convAlgosRequest) Serve(x *gpu.Exec) (any, error) {
+	st, err := stateOf(x)
+	if err != nil {
+		return nil, err
+	}
+	return st.convAlgos(x, r.Conv)
 }
 
 func algoName(a int) string {
-	if a >= 0 && a < len(CudnnConvAlgos) {
-		return CudnnConvAlgos[a]
+	if a >= 0 && a < len(LegacyConvAlgos) {
+		return LegacyConvAlgos[a]
 	}
 	return fmt.Sprintf("algorithm %d", a)
 }
@@ -77,10 +106,10 @@ type convDescs struct {
 	w          uintptr
 }
 
-func (st *cudnnState) convDescriptors(cv CudnnConv) (*convDescs, error) {
+func (st *cudnnState) convDescriptors(cv LegacyConv) (*convDescs, error) {
 	a := st.a
-	dt, ok := cudnnDataTypes[cv.Type]
-	if !ok || cv.Type == FP64 || cv.Type == BF16 {
+	dt, ok := dataTypes[cv.Type]
+	if !ok || cv.Type == gpu.FP64 || cv.Type == gpu.BF16 || cv.Type == gpu.Bool {
 		return nil, fmt.Errorf("%s: the legacy convolution here takes float32 or float16", cv)
 	}
 	if cv.N < 1 || cv.C < 1 || cv.H < 1 || cv.W < 1 || cv.K < 1 || cv.R < 1 || cv.S < 1 || cv.Stride < 1 || cv.Pad < 0 {
@@ -112,7 +141,7 @@ func (st *cudnnState) convDescriptors(cv CudnnConv) (*convDescs, error) {
 	}
 	// fp32 stays on the fp32 units (FMA math); fp16 may use tensor cores.
 	math := int32(3) // CUDNN_FMA_MATH
-	if cv.Type == FP16 {
+	if cv.Type == gpu.FP16 {
 		math = 1 // CUDNN_TENSOR_OP_MATH
 	}
 	const computeFloat = 0
@@ -152,7 +181,7 @@ func (d *convDescs) destroy() {
 
 // convFunc returns a function enqueueing cv with algo, its workspace
 // prepared, or why the algorithm cannot run it.
-func (st *cudnnState) convFunc(d *convDescs, cv CudnnConv, algo int) (func() error, int64, error) {
+func (st *cudnnState) convFunc(d *convDescs, cv LegacyConv, algo int) (func() error, int64, error) {
 	a := st.a
 	var wsBytes uint64
 	if err := a.check(a.cudnnGetConvolutionForwardWorkspaceSize(st.h, d.x, d.w, d.conv, d.y, int32(algo), &wsBytes),
@@ -174,40 +203,27 @@ func (st *cudnnState) convFunc(d *convDescs, cv CudnnConv, algo int) (func() err
 	return run, int64(wsBytes), nil
 }
 
-func (st *cudnnState) prepareConv(cv CudnnConv) (func() error, func(), error) {
-	d, err := st.convDescriptors(cv)
-	if err != nil {
-		return nil, nil, err
-	}
-	run, _, err := st.convFunc(d, cv, cv.Algo)
-	if err != nil {
-		d.destroy()
-		return nil, nil, err
-	}
-	return run, d.destroy, nil
-}
-
 // convAlgos times every legacy algorithm on cv.
-func (st *cudnnState) convAlgos(lc *LibContext, cv CudnnConv) ([]CudnnAlgoReport, error) {
+func (st *cudnnState) convAlgos(x *gpu.Exec, cv LegacyConv) ([]AlgoReport, error) {
 	d, err := st.convDescriptors(cv)
 	if err != nil {
 		return nil, err
 	}
 	defer d.destroy()
-	var out []CudnnAlgoReport
-	for algo := range CudnnConvAlgos {
-		r := CudnnAlgoReport{Algo: algo, Name: algoName(algo), Status: "ok"}
+	var out []AlgoReport
+	for algo := range LegacyConvAlgos {
+		r := AlgoReport{Algo: algo, Name: algoName(algo), Status: "ok"}
 		run, ws, err := st.convFunc(d, cv, algo)
 		r.Workspace = ws
 		if err == nil {
 			var ts []time.Duration
-			if ts, err = lc.Time(run, 2, 9); err == nil {
-				r.Time = Summarize(ts).Median
+			if ts, err = x.Time(cv.String(), run, 2, 9); err == nil {
+				r.Time = gpu.Summarize(ts).Median
 			}
 		}
 		if err != nil {
 			r.Status = err.Error()
-			if ce, ok := err.(*CUDAError); ok {
+			if ce, ok := err.(*gpu.CUDAError); ok {
 				r.Status = ce.Name
 				if ce.Sticky() {
 					return nil, err

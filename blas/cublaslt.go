@@ -1,11 +1,13 @@
-package gpu
+package blas
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
 
+	"cudarepl/gpu"
 	"cudarepl/internal/dl"
 )
 
@@ -65,52 +67,60 @@ const (
 // ltWorkspace is the scratch memory handed to every cuBLASLt product.
 const ltWorkspace = 32 << 20
 
-// ltHandle is a cuBLASLt handle with its workspace; on the GPU thread.
+// ltHandle is a cuBLASLt handle with its workspace, and the algorithm
+// chosen for each shape a tuned product has run; on the GPU thread.
 type ltHandle struct {
-	api *cublasLtAPI
-	h   uintptr
-	ws  uint64
+	api   *cublasLtAPI
+	x     *gpu.Exec
+	h     uintptr
+	ws    gpu.DevicePtr
+	tuned map[string]ltAlgo // by GEMM.tunedKey
 }
 
+// Close frees the workspace, with the context.
+func (h *ltHandle) Close() error { h.x.Free(h.ws); return nil }
+
 // cublasLt returns the context's cuBLASLt handle, creating it on first use.
-func (c *Context) cublasLt() (*ltHandle, error) {
-	if c.lt != nil {
-		return c.lt, nil
-	}
-	api, err := loadCUBLASLt()
+func cublasLt(x *gpu.Exec) (*ltHandle, error) {
+	s, err := x.State("cublasLt", func() (any, error) {
+		api, err := loadCUBLASLt()
+		if err != nil {
+			return nil, err
+		}
+		h := &ltHandle{api: api, x: x, tuned: map[string]ltAlgo{}}
+		var blas cublasAPI // for status names
+		if err := blas.check(api.cublasLtCreate(&h.h), "cublasLtCreate", ""); err != nil {
+			return nil, err
+		}
+		if h.ws, err = x.Alloc(ltWorkspace, "cuBLASLt workspace"); err != nil {
+			return nil, err
+		}
+		return h, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	h := &ltHandle{api: api}
-	var blas cublasAPI // for status names
-	if err := blas.check(api.cublasLtCreate(&h.h), "cublasLtCreate", ""); err != nil {
-		return nil, err
-	}
-	if err := c.d.check(c.d.cuMemAlloc(&h.ws, ltWorkspace), "cuMemAlloc_v2", "cuBLASLt workspace"); err != nil {
-		return nil, err
-	}
-	c.lt = h
-	return h, nil
+	return s.(*ltHandle), nil
 }
 
 // prepareFP8 runs an FP8 (E4M3) GEMM through cuBLASLt, which takes FP8
 // operands only in its "TN" layout: in row-major terms, B must be given
 // transposed (N×K, TransB set) and A not. C is bf16.
-func (c *Context) prepareFP8(g GEMM) (func() error, func(), error) {
+func prepareFP8(x *gpu.Exec, g GEMM) (func() error, func(), error) {
 	switch {
 	case g.TransA || !g.TransB:
-		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs B given transposed (N×K, TransB) and A as is", g.opName())
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs B given transposed (N×K, TransB) and A as is", g.Name())
 	case g.M%16 != 0 || g.N%16 != 0 || g.K%16 != 0:
-		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs M, N and K multiples of 16", g.opName())
-	case g.OutType != BF16:
-		return nil, nil, fmt.Errorf("gpu: %s: FP8 products here write bf16 (OutType BF16)", g.opName())
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs M, N and K multiples of 16", g.Name())
+	case g.OutType != gpu.BF16:
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 products here write bf16 (OutType BF16)", g.Name())
 	case g.Batch > 1:
-		return nil, nil, fmt.Errorf("gpu: %s: no batched FP8 products", g.opName())
+		return nil, nil, fmt.Errorf("gpu: %s: no batched FP8 products", g.Name())
 	}
-	if c.info.Major*10+c.info.Minor < 89 {
-		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs compute capability 8.9 or newer; this GPU has %d.%d", g.opName(), c.info.Major, c.info.Minor)
+	if info := x.Info(); info.Major*10+info.Minor < 89 {
+		return nil, nil, fmt.Errorf("gpu: %s: FP8 needs compute capability 8.9 or newer; this GPU has %d.%d", g.Name(), info.Major, info.Minor)
 	}
-	lt, err := c.cublasLt()
+	lt, err := cublasLt(x)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +134,7 @@ func (c *Context) prepareFP8(g GEMM) (func() error, func(), error) {
 		}
 	}
 	fail := func(err error) (func() error, func(), error) { done(); return nil, nil, err }
-	if err := blas.check(api.cublasLtMatmulDescCreate(&desc, int32(Compute32F), dtypes[FP32].cuda), "cublasLtMatmulDescCreate", ""); err != nil {
+	if err := blas.check(api.cublasLtMatmulDescCreate(&desc, int32(Compute32F), gpu.FP32.DataType()), "cublasLtMatmulDescCreate", ""); err != nil {
 		return fail(err)
 	}
 	cleanups = append(cleanups, func() { api.cublasLtMatmulDescDestroy(desc) })
@@ -142,22 +152,22 @@ func (c *Context) prepareFP8(g GEMM) (func() error, func(), error) {
 	}
 	for _, l := range []struct {
 		out        *uintptr
-		dtype      DType
+		dtype      gpu.DType
 		rows, cols int
-	}{{&la, FP8E4M3, g.K, g.N}, {&lb, FP8E4M3, g.K, g.M}, {&lc, BF16, g.N, g.M}} {
-		if err := blas.check(api.cublasLtMatrixLayoutCreate(l.out, dtypes[l.dtype].cuda, uint64(l.rows), uint64(l.cols), int64(l.rows)), "cublasLtMatrixLayoutCreate", ""); err != nil {
+	}{{&la, gpu.FP8E4M3, g.K, g.N}, {&lb, gpu.FP8E4M3, g.K, g.M}, {&lc, gpu.BF16, g.N, g.M}} {
+		if err := blas.check(api.cublasLtMatrixLayoutCreate(l.out, l.dtype.DataType(), uint64(l.rows), uint64(l.cols), int64(l.rows)), "cublasLtMatrixLayoutCreate", ""); err != nil {
 			return fail(err)
 		}
 		p := *l.out
 		cleanups = append(cleanups, func() { api.cublasLtMatrixLayoutDestroy(p) })
 	}
 	s := &gemmScalars{}
-	s.v[0], s.v[1] = float32bits(g.Alpha), float32bits(g.Beta)
+	s.v[0], s.v[1] = math.Float32bits(g.Alpha), math.Float32bits(g.Beta)
 	s.pinner.Pin(&s.v[0])
 	cleanups = append(cleanups, s.pinner.Unpin)
 	run := func() error {
 		return blas.check(api.cublasLtMatmul(lt.h, desc, s.alpha(), uint64(g.B), la, uint64(g.A), lb, s.beta(),
-			uint64(g.C), lc, uint64(g.C), lc, 0, lt.ws, ltWorkspace, c.stream), "cublasLtMatmul", g.opName())
+			uint64(g.C), lc, uint64(g.C), lc, 0, uint64(lt.ws), ltWorkspace, x.Stream()), "cublasLtMatmul", g.Name())
 	}
 	return run, done, nil
 }

@@ -1,11 +1,13 @@
-package gpu
+package blas
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
 
+	"cudarepl/gpu"
 	"cudarepl/internal/dl"
 )
 
@@ -23,6 +25,16 @@ type cublasAPI struct {
 	cublasSgemm                func(h uintptr, ta, tb, m, n, k int32, alpha uintptr, a uint64, lda int32, b uint64, ldb int32, beta uintptr, c uint64, ldc int32) int32
 	cublasGemmEx               func(h uintptr, ta, tb, m, n, k int32, alpha uintptr, a uint64, at, lda int32, b uint64, bt, ldb int32, beta uintptr, c uint64, ct, ldc int32, compute, algo int32) int32
 	cublasGemmStridedBatchedEx func(h uintptr, ta, tb, m, n, k int32, alpha uintptr, a uint64, at, lda int32, sa int64, b uint64, bt, ldb int32, sb int64, beta uintptr, c uint64, ct, ldc int32, sc int64, batch, compute, algo int32) int32
+}
+
+// Version returns the version of the cuBLAS that products run on, e.g.
+// "13.1.0", or the *dl.UnavailableError that says why it cannot be loaded.
+func Version() (string, error) {
+	b, err := loadCUBLAS()
+	if err != nil {
+		return "", err
+	}
+	return b.version, nil
 }
 
 var loadCUBLAS = sync.OnceValues(func() (*cublasAPI, error) {
@@ -70,7 +82,7 @@ func (b *cublasAPI) check(s int32, call, detail string) error {
 	if !ok {
 		name = fmt.Sprintf("cublasStatus_t(%d)", s)
 	}
-	return &CUDAError{Call: call, Detail: detail, Code: int(s), Name: name}
+	return &gpu.CUDAError{Call: call, Detail: detail, Code: int(s), Name: name}
 }
 
 // blasHandle is a cuBLAS handle bound to the context's stream.
@@ -79,28 +91,31 @@ type blasHandle struct {
 	h   uintptr
 }
 
-func (h *blasHandle) destroy() { h.api.cublasDestroy(h.h) }
+// Close destroys the handle, with the context.
+func (h *blasHandle) Close() error { h.api.cublasDestroy(h.h); return nil }
 
 // cublas returns the context's handle, creating it on first use; on the GPU
 // thread. Creating one takes a while, so contexts that never GEMM never pay.
-func (c *Context) cublas() (*blasHandle, error) {
-	if c.blas != nil {
-		return c.blas, nil
-	}
-	api, err := loadCUBLAS()
+func cublas(x *gpu.Exec) (*blasHandle, error) {
+	s, err := x.State("cublas", func() (any, error) {
+		api, err := loadCUBLAS()
+		if err != nil {
+			return nil, err
+		}
+		h := &blasHandle{api: api}
+		if err := api.check(api.cublasCreate(&h.h), "cublasCreate_v2", ""); err != nil {
+			return nil, err
+		}
+		if err := api.check(api.cublasSetStream(h.h, x.Stream()), "cublasSetStream_v2", ""); err != nil {
+			h.Close()
+			return nil, err
+		}
+		return h, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	h := &blasHandle{api: api}
-	if err := api.check(api.cublasCreate(&h.h), "cublasCreate_v2", ""); err != nil {
-		return nil, err
-	}
-	if err := api.check(api.cublasSetStream(h.h, c.stream), "cublasSetStream_v2", ""); err != nil {
-		h.destroy()
-		return nil, err
-	}
-	c.blas = h
-	return h, nil
+	return s.(*blasHandle), nil
 }
 
 // gemmScalars holds alpha and beta where cuBLAS reads them, pinned.
@@ -115,26 +130,17 @@ func (s *gemmScalars) beta() uintptr  { return uintptr(unsafe.Pointer(&s.v[1])) 
 // prepareGEMM maps a row-major GEMM onto column-major cuBLAS. A row-major
 // matrix is its transpose in column-major order, so C = A·B row-major is
 // Cᵀ = Bᵀ·Aᵀ column-major: swap the operands and M with N, keep the flags.
-func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
-	if g.Type == FP8E4M3 {
-		return c.prepareFP8(g)
-	}
-	if err := g.validate(); err != nil {
-		return nil, nil, err
-	}
-	if g.Tuned {
-		return c.prepareTuned(g)
-	}
-	h, err := c.cublas()
+func prepareGEMM(x *gpu.Exec, g GEMM) (func() error, func(), error) {
+	h, err := cublas(x)
 	if err != nil {
 		return nil, nil, err
 	}
 	api := h.api
 	out, compute := g.outType(), g.compute()
 	s := &gemmScalars{}
-	s.v[0], s.v[1] = float32bits(g.Alpha), float32bits(g.Beta)
+	s.v[0], s.v[1] = math.Float32bits(g.Alpha), math.Float32bits(g.Beta)
 	if compute == Compute16F {
-		s.v[0], s.v[1] = uint32(Float16Bits(g.Alpha)), uint32(Float16Bits(g.Beta))
+		s.v[0], s.v[1] = uint32(gpu.Float16Bits(g.Alpha)), uint32(gpu.Float16Bits(g.Beta))
 	}
 	s.pinner.Pin(&s.v[0])
 
@@ -153,19 +159,19 @@ func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
 		ldb = g.K
 	}
 	m, n, k := int32(g.N), int32(g.M), int32(g.K)
-	detail := g.opName()
+	detail := g.Name()
 	const algoDefault = -1
 	var run func() error
 	switch {
 	case g.Batch > 1:
 		run = func() error {
 			return api.check(api.cublasGemmStridedBatchedEx(h.h, tb, ta, m, n, k, s.alpha(),
-				uint64(g.B), dtypes[g.Type].cuda, int32(ldb), g.StrideB,
-				uint64(g.A), dtypes[g.Type].cuda, int32(lda), g.StrideA, s.beta(),
-				uint64(g.C), dtypes[out].cuda, int32(g.N), g.StrideC, int32(g.Batch), int32(compute), algoDefault),
+				uint64(g.B), g.Type.DataType(), int32(ldb), g.StrideB,
+				uint64(g.A), g.Type.DataType(), int32(lda), g.StrideA, s.beta(),
+				uint64(g.C), out.DataType(), int32(g.N), g.StrideC, int32(g.Batch), int32(compute), algoDefault),
 				"cublasGemmStridedBatchedEx", detail)
 		}
-	case g.Type == FP32 && out == FP32 && compute == Compute32F:
+	case g.Type == gpu.FP32 && out == gpu.FP32 && compute == Compute32F:
 		run = func() error {
 			return api.check(api.cublasSgemm(h.h, tb, ta, m, n, k, s.alpha(), uint64(g.B), int32(ldb),
 				uint64(g.A), int32(lda), s.beta(), uint64(g.C), int32(g.N)), "cublasSgemm_v2", detail)
@@ -173,41 +179,9 @@ func (c *Context) prepareGEMM(g GEMM) (func() error, func(), error) {
 	default:
 		run = func() error {
 			return api.check(api.cublasGemmEx(h.h, tb, ta, m, n, k, s.alpha(),
-				uint64(g.B), dtypes[g.Type].cuda, int32(ldb), uint64(g.A), dtypes[g.Type].cuda, int32(lda), s.beta(),
-				uint64(g.C), dtypes[out].cuda, int32(g.N), int32(compute), algoDefault), "cublasGemmEx", detail)
+				uint64(g.B), g.Type.DataType(), int32(ldb), uint64(g.A), g.Type.DataType(), int32(lda), s.beta(),
+				uint64(g.C), out.DataType(), int32(g.N), int32(compute), algoDefault), "cublasGemmEx", detail)
 		}
 	}
 	return run, s.pinner.Unpin, nil
-}
-
-// outType is the type of C: OutType, or Type when it is 0.
-func (g GEMM) outType() DType {
-	if g.OutType == 0 {
-		return g.Type
-	}
-	return g.OutType
-}
-
-// compute is how the product accumulates: Compute, or Compute32F when 0.
-func (g GEMM) compute() Compute {
-	if g.Compute == 0 {
-		return Compute32F
-	}
-	return g.Compute
-}
-
-func (g GEMM) validate() error {
-	switch {
-	case g.M <= 0 || g.N <= 0 || g.K <= 0:
-		return fmt.Errorf("gpu: %s: sizes must be positive", g.opName())
-	case g.A == 0 || g.B == 0 || g.C == 0:
-		return fmt.Errorf("gpu: %s: A, B and C must all be device memory", g.opName())
-	case g.Type != FP32 && g.Type != FP16 && g.Type != BF16:
-		return fmt.Errorf("gpu: %s: input type %s is not one of float32, float16, bfloat16", g.opName(), g.Type)
-	case g.OutType != 0 && g.OutType != FP32 && g.OutType != FP16 && g.OutType != BF16:
-		return fmt.Errorf("gpu: %s: output type %s is not one of float32, float16, bfloat16", g.opName(), g.OutType)
-	case g.Batch > 1 && (g.StrideA <= 0 || g.StrideB <= 0 || g.StrideC <= 0):
-		return fmt.Errorf("gpu: %s: a batch of %d needs positive strides", g.opName(), g.Batch)
-	}
-	return nil
 }

@@ -1,40 +1,45 @@
-package gpu
+package cudnnx
 
 import (
 	"fmt"
 	"unsafe"
+
+	"cudarepl/gpu"
+	"cudarepl/internal/dl"
 )
 
-// CudnnSoftmax is a softmax over each row of a rows×cols row-major matrix,
+// Softmax is a softmax over each row of a rows×cols row-major matrix,
 // y = exp(x − max) / Σ exp(x − max), through cuDNN's cudnnSoftmaxForward in
-// its accurate mode (the row's maximum subtracted first).
-type CudnnSoftmax struct {
+// its accurate mode (the row's maximum subtracted first), as a gpu.Op.
+type Softmax struct {
 	Rows, Cols int
-	Type       DType // FP32 or FP16; cuDNN computes in fp32 either way
-	X, Y       DevicePtr
+	Type       gpu.DType // FP32 or FP16; cuDNN computes in fp32 either way
+	X, Y       gpu.DevicePtr
 }
 
-func (sm CudnnSoftmax) String() string {
+func (sm Softmax) String() string {
 	return fmt.Sprintf("softmax %d×%d %s", sm.Rows, sm.Cols, sm.Type)
 }
 
-// CudnnSoftmaxOp runs sm on the stream.
-func CudnnSoftmaxOp(sm CudnnSoftmax) LibOp {
-	return LibOp{Lib: "cudnn", What: "cuDNN " + sm.String(), Data: gobBytes(cudnnRequest{Kind: "softmax", Softmax: sm})}
-}
+// Name is "cuDNN softmax" and the shape.
+func (sm Softmax) Name() string { return "cuDNN " + sm.String() }
 
-// prepareSoftmax describes sm to cuDNN as rows×cols×1×1 (NCHW), so that
-// the softmax over "channels" is one over each row.
-func (st *cudnnState) prepareSoftmax(sm CudnnSoftmax) (func() error, func(), error) {
+// Prepare describes sm to cuDNN as rows×cols×1×1 (NCHW), so that the
+// softmax over "channels" is one over each row.
+func (sm Softmax) Prepare(ex *gpu.Exec) (gpu.Step, error) {
+	st, err := stateOf(ex)
+	if err != nil {
+		return gpu.Step{}, err
+	}
 	a := st.a
 	if a.cudnnSoftmaxForward == nil {
-		return nil, nil, &UnavailableError{Reason: fmt.Sprintf("%s has no cudnnSoftmaxForward", a.lib.Name)}
+		return gpu.Step{}, &dl.UnavailableError{Reason: fmt.Sprintf("%s has no cudnnSoftmaxForward", a.lib.Name)}
 	}
-	if sm.Type != FP32 && sm.Type != FP16 {
-		return nil, nil, fmt.Errorf("%s: the softmax here takes float32 or float16", sm)
+	if sm.Type != gpu.FP32 && sm.Type != gpu.FP16 {
+		return gpu.Step{}, fmt.Errorf("%s: the softmax here takes float32 or float16", sm)
 	}
 	if sm.Rows < 1 || sm.Cols < 1 {
-		return nil, nil, fmt.Errorf("%s: sizes must be positive", sm)
+		return gpu.Step{}, fmt.Errorf("%s: sizes must be positive", sm)
 	}
 	var x, y uintptr
 	free := func() {
@@ -45,7 +50,7 @@ func (st *cudnnState) prepareSoftmax(sm CudnnSoftmax) (func() error, func(), err
 			a.cudnnDestroyTensorDescriptor(y)
 		}
 	}
-	dt := cudnnDataTypes[sm.Type]
+	dt := dataTypes[sm.Type]
 	for _, c := range []struct {
 		name string
 		s    func() int32
@@ -57,7 +62,7 @@ func (st *cudnnState) prepareSoftmax(sm CudnnSoftmax) (func() error, func(), err
 	} {
 		if err := a.check(c.s(), c.name, sm.String()); err != nil {
 			free()
-			return nil, nil, err
+			return gpu.Step{}, err
 		}
 	}
 	const accurate, channel = 1, 1 // CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL
@@ -66,5 +71,5 @@ func (st *cudnnState) prepareSoftmax(sm CudnnSoftmax) (func() error, func(), err
 		return a.check(a.cudnnSoftmaxForward(st.h, accurate, channel, unsafe.Pointer(&alpha), x, uint64(sm.X), unsafe.Pointer(&beta), y, uint64(sm.Y)),
 			"cudnnSoftmaxForward", sm.String())
 	}
-	return run, free, nil
+	return gpu.Step{Enqueue: run, Release: free, Uses: []gpu.DevicePtr{sm.X, sm.Y}}, nil
 }

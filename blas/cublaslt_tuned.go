@@ -1,4 +1,4 @@
-package gpu
+package blas
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"time"
 	"unsafe"
+
+	"cudarepl/gpu"
 )
 
 // cuBLASLt attribute values, from cublasLt.h.
@@ -37,8 +39,8 @@ func (g GEMM) tunedKey() string {
 // candidate algorithms, timing each the first time this shape is seen.
 // Row-major C = A·B is computed as column-major Cᵀ = Bᵀ·Aᵀ, as prepareGEMM
 // does.
-func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
-	lt, err := c.cublasLt()
+func prepareTuned(x *gpu.Exec, g GEMM) (func() error, func(), error) {
+	lt, err := cublasLt(x)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -54,8 +56,8 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 		}
 	}
 	fail := func(err error) (func() error, func(), error) { done(); return nil, nil, err }
-	detail := g.opName() + " (tuned)"
-	if err := blas.check(api.cublasLtMatmulDescCreate(&desc, int32(compute), dtypes[FP32].cuda), "cublasLtMatmulDescCreate", detail); err != nil {
+	detail := g.Name() + " (tuned)"
+	if err := blas.check(api.cublasLtMatmulDescCreate(&desc, int32(compute), gpu.FP32.DataType()), "cublasLtMatmulDescCreate", detail); err != nil {
 		return fail(err)
 	}
 	cleanups = append(cleanups, func() { api.cublasLtMatmulDescDestroy(desc) })
@@ -91,10 +93,10 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 	if g.TransA {
 		shapes[1] = [3]int{g.M, g.K, g.M}
 	}
-	types := [3]DType{g.Type, g.Type, out}
+	types := [3]gpu.DType{g.Type, g.Type, out}
 	for i := range layouts {
 		sh := shapes[i]
-		if err := blas.check(api.cublasLtMatrixLayoutCreate(&layouts[i], dtypes[types[i]].cuda, uint64(sh[0]), uint64(sh[1]), int64(sh[2])), "cublasLtMatrixLayoutCreate", detail); err != nil {
+		if err := blas.check(api.cublasLtMatrixLayoutCreate(&layouts[i], types[i].DataType(), uint64(sh[0]), uint64(sh[1]), int64(sh[2])), "cublasLtMatrixLayoutCreate", detail); err != nil {
 			return fail(err)
 		}
 		l := layouts[i]
@@ -109,15 +111,15 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 		}
 	}
 	s := &gemmScalars{}
-	s.v[0], s.v[1] = float32bits(g.Alpha), float32bits(g.Beta)
+	s.v[0], s.v[1] = math.Float32bits(g.Alpha), math.Float32bits(g.Beta)
 	pin.Pin(&s.v[0])
 	call := func(algo *ltAlgo) error {
 		return blas.check(api.cublasLtMatmul(lt.h, desc, s.alpha(), uint64(g.B), layouts[0], uint64(g.A), layouts[1], s.beta(),
-			uint64(g.C), layouts[2], uint64(g.C), layouts[2], uintptr(unsafe.Pointer(algo)), lt.ws, ltWorkspace, c.stream), "cublasLtMatmul", detail)
+			uint64(g.C), layouts[2], uint64(g.C), layouts[2], uintptr(unsafe.Pointer(algo)), uint64(lt.ws), ltWorkspace, x.Stream()), "cublasLtMatmul", detail)
 	}
 
 	key := g.tunedKey()
-	best, ok := c.ltTuned[key]
+	best, ok := lt.tuned[key]
 	if !ok {
 		if err := blas.check(api.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", detail); err != nil {
 			return fail(err)
@@ -139,18 +141,18 @@ func (c *Context) prepareTuned(g GEMM) (func() error, func(), error) {
 				continue
 			}
 			algo := &results[i].algo
-			ts, err := c.timeRuns(detail, func() error { return call(algo) }, 2, 7)
+			ts, err := x.Time(detail, func() error { return call(algo) }, 2, 7)
 			if err != nil {
 				continue // this candidate cannot run here; the others may
 			}
-			if t := Summarize(ts).Median; t < fastest {
+			if t := gpu.Summarize(ts).Median; t < fastest {
 				fastest, best, ok = t, results[i].algo, true
 			}
 		}
 		if !ok {
 			return fail(fmt.Errorf("gpu: %s: none of the %d algorithms cuBLASLt offered ran", detail, n))
 		}
-		c.ltTuned[key] = best
+		lt.tuned[key] = best
 	}
 	algo := new(ltAlgo)
 	*algo = best

@@ -1,10 +1,11 @@
-package gpu
+package cudnnx
 
 import (
 	"fmt"
 	"sync"
 	"unsafe"
 
+	"cudarepl/gpu"
 	"cudarepl/internal/dl"
 )
 
@@ -85,14 +86,14 @@ var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
 	}
 	a.version = int(a.cudnnGetVersion())
 	if a.version < 90000 {
-		return nil, &UnavailableError{Reason: fmt.Sprintf("%s is cuDNN %d; cudarepl needs cuDNN 9", lib.Name, a.version)}
+		return nil, &dl.UnavailableError{Reason: fmt.Sprintf("%s is cuDNN %d; cudarepl needs cuDNN 9", lib.Name, a.version)}
 	}
 	return a, nil
 })
 
-// CudnnVersion returns the version of the cuDNN that graphs run on, e.g.
-// "9.14.0", or an *UnavailableError.
-func CudnnVersion() (string, error) {
+// Version returns the version of the cuDNN that graphs run on, e.g.
+// "9.14.0", or the *dl.UnavailableError that says why it cannot be loaded.
+func Version() (string, error) {
 	a, err := loadCUDNN()
 	if err != nil {
 		return "", err
@@ -108,7 +109,7 @@ func (a *cudnnAPI) check(s int32, call, detail string) error {
 	}
 	buf := make([]byte, 1024)
 	a.cudnnGetLastErrorString(&buf[0], uint64(len(buf)))
-	return &CUDAError{Call: call, Detail: detail, Code: int(s), Name: dl.GoString(a.cudnnGetErrorString(s)), Msg: dl.GoString(&buf[0])}
+	return &gpu.CUDAError{Call: call, Detail: detail, Code: int(s), Name: dl.GoString(a.cudnnGetErrorString(s)), Msg: dl.GoString(&buf[0])}
 }
 
 // Backend descriptor types (cudnnBackendDescriptorType_t).
@@ -211,7 +212,7 @@ const (
 )
 
 // cudnnDataType_t values of the element types cuDNN graphs take here.
-var cudnnDataTypes = map[DType]int32{FP32: 0, FP64: 1, FP16: 2, BF16: 9, Bool: 11}
+var dataTypes = map[gpu.DType]int32{gpu.FP32: 0, gpu.FP64: 1, gpu.FP16: 2, gpu.BF16: 9, gpu.Bool: 11}
 
 // desc is one backend descriptor being built; the first failing call is
 // kept in err, so that a chain of sets reads as one block with one check.
@@ -262,6 +263,15 @@ func (ds *desc) float(name int32, v float32) *desc {
 
 func (ds *desc) handle(name int32, h uintptr) *desc {
 	return ds.set(name, cdnTypeHandle, 1, unsafe.Pointer(&h))
+}
+
+// after finalizes dep, a descriptor ds refers to, before ds is built
+// further: dep's failure becomes ds's.
+func (ds *desc) after(dep *desc) *desc {
+	if ds.err == nil {
+		ds.err = dep.finalize()
+	}
+	return ds
 }
 
 func (ds *desc) finalize() error {

@@ -1,0 +1,59 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// Wrapper starts each worker process under another program that runs it as
+// its child, with the worker's pipes (fds 3 and 4) passed on: a
+// compute-sanitizer tool, a profiler. It is the one seam such tools plug
+// into; package gpu/sanitizer makes the compute-sanitizer ones.
+type Wrapper struct {
+	// Name names the wrapper in messages, e.g. "compute-sanitizer memcheck".
+	Name string
+	// Argv is the command line put in front of the worker's own. Any
+	// argument holding LogDir has it replaced by a fresh folder, kept for
+	// the Worker's life, where the wrapper writes its logs (one file per
+	// worker process: a fault ends a worker and starts another).
+	Argv []string
+	// Slowdown, above 1, multiplies the time limit of each call (to two
+	// minutes at least): work under a wrapper runs many times slower.
+	Slowdown int
+}
+
+// LogDir stands in a Wrapper's Argv for the folder its logs go to.
+const LogDir = "{logdir}"
+
+// WrapperLogs stops the worker, so that the wrapper around it finishes
+// writing, and returns what it wrote in the log folder since the last call,
+// one string a file in the order of their names; the files are removed.
+// The next call starts a fresh worker. Without a wrapper it returns
+// nothing.
+func (w *Worker) WrapperLogs() ([]string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.opts.Wrap == nil {
+		return nil, nil
+	}
+	if w.p != nil {
+		w.p.stopWithin(30 * time.Second)
+		w.p = nil
+		w.forget()
+	}
+	paths, _ := filepath.Glob(filepath.Join(w.logDir, "*"))
+	sort.Strings(paths)
+	var out []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return out, fmt.Errorf("gpu: %s's log: %w", w.opts.Wrap.Name, err)
+		}
+		out = append(out, string(b))
+		os.Remove(p)
+	}
+	return out, nil
+}

@@ -1,0 +1,4 @@
+package all
+
+// The test binary is its own GPU worker, as cudarepl is.
+import _ "cudarepl/worker"
