@@ -42,9 +42,17 @@ type Version struct {
 	Line    int    // line of the kernel's declaration, 1-based
 }
 
+// kernelAttrs are the launch bounds and cluster dimensions a kernel's
+// declaration may carry before or after its void, written with or without
+// a space before their "(".
+const kernelAttrs = `(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*`
+
 var (
 	versionLine = regexp.MustCompile(`^//\s*v(\d+):\s*(.+)$`)
-	kernelDecl  = regexp.MustCompile(`__global__\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*void\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*(\w+)\s*\(`)
+	// kernelDecl is a __global__ kernel's declaration up to the "(" of its
+	// parameters; the name is group 1. Ladder, Function, Names and
+	// Signatures all find kernels with it.
+	kernelDecl = regexp.MustCompile(`__global__\s+` + kernelAttrs + `void\s+` + kernelAttrs + `(\w+)\s*\(`)
 )
 
 // Ladder returns the versions declared in src, in file order. A "// vN:"

@@ -17,6 +17,8 @@ func TestLadder(t *testing.T) {
 		{"two versions", "// v1: simple\nextern \"C\" __global__ void k1(int n) {}\n// helper\n// v2: faster because\n// it is wider\nextern \"C\" __global__ void __launch_bounds__(256) k2(int n) {}\n",
 			[]string{"1 k1 simple", "2 k2 faster because it is wider"}, ""},
 		{"no versions", "extern \"C\" __global__ void k(int n) {}\n", nil, ""},
+		{"a space before launch bounds' parenthesis", "// v1: a\nextern \"C\" __global__ void __launch_bounds__ (256) k(int n) {}\n// v2: b\n__global__ void CLUSTER_DIMS (8, 1, 1) __launch_bounds__ (1024) k2() {}\n",
+			[]string{"1 k a", "2 k2 b"}, ""},
 		{"gap", "// v1: a\n__global__ void a() {}\n// v3: c\n__global__ void c() {}\n", nil, "found v3 where v2 was due"},
 		{"no kernel", "// v1: a\nint x;\n", nil, "not followed by a __global__ kernel"},
 	}
@@ -126,6 +128,8 @@ func TestSignatures(t *testing.T) {
 		{"launch bounds, const pointer, unsigned", "__global__ void __launch_bounds__(256) k(float* const out, unsigned int n, long long m)",
 			[]string{"k(float*, unsigned int, long long)"}},
 		{"cluster dims and launch bounds", "extern \"C\" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) k(const float* x, int n)",
+			[]string{"k(const float*, int) C"}},
+		{"a space before launch bounds' parenthesis", "extern \"C\" __global__ void CLUSTER_DIMS (8, 1, 1) __launch_bounds__ (1024) k(const float* x, int n)",
 			[]string{"k(const float*, int) C"}},
 		{"extern C block and a comment", "extern \"C\" {\n// __global__ void commented(int x)\n__global__ void a(int n) {}\n}\n__global__ void b() {}",
 			[]string{"a(int) C", "b()"}},
