@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -154,14 +155,49 @@ func TestSignatures(t *testing.T) {
 }
 
 // TestFunctionFindsDeviceFunctions: a step can show the __device__
-// function a kernel hands its work to, with its template line.
+// function a kernel hands its work to, with its template line, and a
+// helper of the course header it calls.
 func TestFunctionFindsDeviceFunctions(t *testing.T) {
 	src, err := Source("matmul_tc.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := Function(src, "tc_v3")
-	if err != nil || !strings.HasPrefix(body, "// tc_v3 is matmul_tc_v3") || !strings.Contains(body, "template <bool BF16>") || !strings.HasSuffix(body, "}") {
-		t.Errorf("Function(tc_v3) = %.200q…, %v", body, err)
+	tests := []struct{ name, prefix, has string }{
+		{"tc_v3", "// tc_v3 is matmul_tc_v3", "template <bool BF16>"},
+		{"mbar_wait", "// mbar_wait spins until", "mbarrier.try_wait"},
+		{"smem32", "// smem32 is the 32-bit shared-memory address", "cvta.to.shared"},
+	}
+	for _, tt := range tests {
+		body, err := Function(src, tt.name)
+		if err != nil || !strings.HasPrefix(body, tt.prefix) || !strings.Contains(body, tt.has) || !strings.HasSuffix(body, "}") {
+			t.Errorf("Function(%s) = %.200q…, %v", tt.name, body, err)
+		}
+	}
+	if _, err := Function(src, "nope"); err == nil || !strings.Contains(err.Error(), `kernels/matmul_tc.cu has no kernel "nope"`) {
+		t.Errorf("Function(nope) = %v", err)
+	}
+}
+
+// definition is a __device__ function's definition or a macro's: the
+// name is group 1 or 2.
+var definition = regexp.MustCompile(`(?m)__device__[^;{(=]*\b(\w+)\s*\(|^#define (\w+)`)
+
+// TestHelpersWrittenOnce: no kernel file defines a helper, or a macro,
+// of the course header again; it includes the header instead.
+func TestHelpersWrittenOnce(t *testing.T) {
+	shared := map[string]bool{}
+	for _, m := range definition.FindAllStringSubmatch(header, -1) {
+		shared[m[1]+m[2]] = true
+	}
+	if !shared["mbar_wait"] || !shared["h2f"] || !shared["NEG_INF"] {
+		t.Fatalf("the header's helpers were not found: %v", shared)
+	}
+	for _, f := range Files() {
+		src, _ := Source(f)
+		for _, m := range definition.FindAllStringSubmatch(src.Code, -1) {
+			if name := m[1] + m[2]; shared[name] {
+				t.Errorf("%s defines %s, which %s has", f, name, Header)
+			}
+		}
 	}
 }

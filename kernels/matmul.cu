@@ -4,6 +4,8 @@
 // arithmetic, not memory. The versions differ in how many times each input
 // byte is fetched from global memory, and how.
 
+#include "cudarepl.cuh"
+
 // v1: one thread per output; threadIdx.x runs down a column of C, so a warp's
 // loads of A are a row apart and each 32-byte sector it fetches serves one float.
 extern "C" __global__ void matmul_v1(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -455,33 +457,6 @@ extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v8(const flo
     }
 }
 
-// TensorMap is a CUtensorMap, built by the driver and passed by value.
-struct __align__(64) TensorMap { unsigned long long v[16]; };
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// Hopper's tensor memory accelerator (TMA) copies a whole box of a matrix
-// into shared memory on its own; an mbarrier counts the bytes that land.
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-
-// mbar_wait spins until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
-
-// tma_load3 copies the box at (col, row) of matrix z into shared memory at
-// dst and adds bytes bytes to what the barrier waits for.
-__device__ __forceinline__ void tma_load3(unsigned dst, const TensorMap* map, int col, int row, int z, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-                 ::"r"(dst), "l"(map), "r"(col), "r"(row), "r"(z), "r"(bar) : "memory");
-}
-#endif
-
 // matmul_batched_v9 hands the copies to the TMA: one thread asks for a 64×32
 // tile of A and a 32×64 tile of B with two instructions, where each of v8's
 // threads spent some ninety instructions a round on cp.async addresses
@@ -509,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v9(const __g
     auto load = [&](int t) {
         int s = t % STAGES;
         unsigned bar = bar0 + 8 * s;
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(TILE_BYTES) : "memory");
+        mbar_expect(bar, TILE_BYTES);
         tma_load3((unsigned)__cvta_generic_to_shared(&As[s][0]), &mapA, t * BK, row0, z, bar);
         tma_load3((unsigned)__cvta_generic_to_shared(&Bs[s][0]), &mapB, col0, t * BK, z, bar);
     };
