@@ -313,6 +313,9 @@ func (l *Lesson) kernelFiles() []string {
 	add(l.Kernels)
 	for _, p := range l.Problems() {
 		add(p.Kernels)
+		for _, im := range p.Impls {
+			add(im.File)
+		}
 	}
 	for _, s := range l.Steps {
 		if a, ok := s.Action.(ShowKernel); ok {
