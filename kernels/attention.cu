@@ -12,17 +12,7 @@
 // one comparison per element, so each is bound by memory, twice S² halves
 // per head.
 
-// h2f and f2h convert fp16 bits to float and back (round to nearest even).
-static __device__ __forceinline__ float h2f(unsigned short h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-static __device__ __forceinline__ unsigned short f2h(float f) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-}
+#include "cudarepl.cuh"
 
 #define HALF_NEG_INF 0xfc00  // −∞ in fp16: exp(−∞) = 0, so softmax gives it no weight
 

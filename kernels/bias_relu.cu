@@ -4,17 +4,7 @@
 // Each thread handles 8 halves (16 bytes), so element counts and the channel
 // count must be multiples of 8.
 
-// h2f and f2h convert fp16 bits to float and back (round to nearest even).
-static __device__ __forceinline__ float h2f(unsigned short h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-static __device__ __forceinline__ unsigned short f2h(float f) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-}
+#include "cudarepl.cuh"
 
 // bias_add_nhwc adds b[c] to every element of channel c of y, in place:
 // y is n elements of an NHWC tensor with K channels, so element i is in

@@ -11,7 +11,7 @@
 // output. Each query reads every key and value once, and nothing of size
 // S×S exists anywhere.
 
-#define NEG_INF __int_as_float(0xff800000)  // −∞: the max of nothing, and exp(−∞) = 0
+#include "cudarepl.cuh"
 
 // v1: the idea in its plainest form, in fp32: a thread per query, holding
 // its row of Q and of the output in registers, while the block's 64 threads
@@ -54,28 +54,6 @@ extern "C" __global__ void __launch_bounds__(64) flash_v1(const float* Q, const 
     }
     if (!active) return;
     for (int c = 0; c < d; c++) O[head + (long long)i * d + c] = o[c] / l;
-}
-
-// smem32 is the 32-bit shared-memory address of p, as ldmatrix and cp.async take it.
-static __device__ __forceinline__ unsigned smem32(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// pack2 rounds two floats to fp16 and packs them, lo in the low half.
-static __device__ __forceinline__ unsigned pack2(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
-// mma16816 is d += a·b for a 16×16 tile of A and a 16×8 tile of B on the
-// tensor cores, fp16 in, fp32 accumulate.
-static __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 static __device__ __forceinline__ float exp2_approx(float x) {
@@ -356,53 +334,6 @@ extern "C" __global__ void __launch_bounds__(128) flash_v2_d128(const unsigned s
 // same layout mma.sync's does.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// TensorMap is a CUtensorMap, built by the driver and passed by value.
-struct __align__(64) TensorMap { unsigned long long v[16]; };
-
-// desc128 describes a 128-byte-swizzled tile at shared address addr: lead and
-// stride are the byte distances between 8×8 core-matrix groups along the
-// operand's two dimensions.
-static __device__ __forceinline__ unsigned long long desc128(unsigned addr, unsigned lead, unsigned stride) {
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lead >> 4) << 16 |
-           (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
-}
-
-static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-
-// mbar_wait spins until the barrier's phase with this parity has completed.
-static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
-
-static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-// mbar_expect tells the barrier how many bytes the copies that complete its
-// phase will bring, and arrives.
-static __device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-// tma_load3 copies the box at (col, row) of matrix z of the tensor map into
-// shared memory at dst; the barrier counts its bytes in.
-static __device__ __forceinline__ void tma_load3(unsigned dst, const TensorMap* map, int col, int row, int z, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];"
-                 ::"r"(dst), "l"(map), "r"(col), "r"(row), "r"(z), "r"(bar) : "memory");
-}
-
-#define WG_F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define WG_F32 WG_F8(0), WG_F8(8), WG_F8(16), WG_F8(24)
-#define WG_F64 WG_F32, WG_F8(32), WG_F8(40), WG_F8(48), WG_F8(56)
-#define WG_R32 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
-#define WG_R64 WG_R32 ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-
 // wgmma_ss is d (64×N, fp32) = a·b, plus d when acc: a is 64×16 of Q and b
 // 16×N of Kᵀ, both read from shared memory, K-major (rows of Q and of K).
 template <int N>
@@ -578,8 +509,6 @@ static __device__ __forceinline__ void flash_v3_tile(const TensorMap& mapQ, cons
     }
     store_rows<D>(O + (long long)bh * S * D, o, l, S, r0, g, c2);
 }
-#else
-struct __align__(64) TensorMap { unsigned long long v[16]; };
 #endif
 
 // v3: Hopper's own path, FlashAttention-3's ideas: one producer thread has

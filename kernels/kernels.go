@@ -3,7 +3,9 @@ package kernels
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,20 @@ import (
 
 //go:embed *.cu
 var files embed.FS
+
+// Header is the include name of the course header: the device helpers that
+// several kernel files use (fp16 conversions, smem32, mma16816, Hopper's
+// mbarriers and TMA loads), each written once.
+const Header = "cudarepl.cuh"
+
+//go:embed cudarepl.cuh
+var header string
+
+// Headers returns the headers a kernel may #include by name with no CUDA
+// toolkit installed, include name → text, for a nvrtc.Source's Headers: the
+// course header. Source gives them to every course file; a learner's own
+// file gets them the same way.
+func Headers() map[string]string { return map[string]string{Header: header} }
 
 // Files lists the embedded .cu files, sorted.
 func Files() []string {
@@ -25,13 +41,14 @@ func Files() []string {
 	return out
 }
 
-// Source returns the embedded file as a nvrtc.Source named kernels/<file>.
+// Source returns the embedded file as a nvrtc.Source named kernels/<file>,
+// with the course header among its Headers.
 func Source(file string) (nvrtc.Source, error) {
 	b, err := files.ReadFile(file)
 	if err != nil {
 		return nvrtc.Source{}, fmt.Errorf("kernels: no file %q (have %s)", file, strings.Join(Files(), ", "))
 	}
-	return nvrtc.Source{Name: "kernels/" + file, Code: string(b)}, nil
+	return nvrtc.Source{Name: "kernels/" + file, Code: string(b), Headers: Headers()}, nil
 }
 
 // Version is one rung of a file's ladder.
@@ -42,9 +59,17 @@ type Version struct {
 	Line    int    // line of the kernel's declaration, 1-based
 }
 
+// kernelAttrs are the launch bounds and cluster dimensions a kernel's
+// declaration may carry before or after its void, written with or without
+// a space before their "(".
+const kernelAttrs = `(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*`
+
 var (
 	versionLine = regexp.MustCompile(`^//\s*v(\d+):\s*(.+)$`)
-	kernelDecl  = regexp.MustCompile(`__global__\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*void\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\([^)]*\)\s+)*(\w+)\s*\(`)
+	// kernelDecl is a __global__ kernel's declaration up to the "(" of its
+	// parameters; the name is group 1. Ladder, Function, Names and
+	// Signatures all find kernels with it.
+	kernelDecl = regexp.MustCompile(`__global__\s+` + kernelAttrs + `void\s+` + kernelAttrs + `(\w+)\s*\(`)
 )
 
 // Ladder returns the versions declared in src, in file order. A "// vN:"
@@ -81,25 +106,18 @@ func Ladder(src nvrtc.Source) ([]Version, error) {
 }
 
 // Function returns the source of the kernel name in src, or of the
-// __device__ function of that name: the comment block (and template line)
-// right above it and its body up to the matching closing brace.
+// __device__ function of that name, from src's code or else from one of its
+// headers (a helper of the course header): the comment block (and template
+// line) right above it and its body up to the matching closing brace.
 func Function(src nvrtc.Source, name string) (string, error) {
-	lines := strings.Split(src.Code, "\n")
-	device := regexp.MustCompile(`__device__[^;{(]*\b` + regexp.QuoteMeta(name) + `\s*\(`)
-	at := -1
-	for i, l := range lines {
-		if d := kernelDecl.FindStringSubmatch(l); d != nil && d[1] == name {
-			at = i
+	file, lines := src.Name, strings.Split(src.Code, "\n")
+	at := declaration(lines, name)
+	for _, h := range slices.Sorted(maps.Keys(src.Headers)) {
+		if at >= 0 {
 			break
 		}
-	}
-	if at < 0 {
-		for i, l := range lines {
-			if device.MatchString(l) {
-				at = i
-				break
-			}
-		}
+		file, lines = h, strings.Split(src.Headers[h], "\n")
+		at = declaration(lines, name)
 	}
 	if at < 0 {
 		return "", fmt.Errorf("kernels: %s has no kernel %q", src.Name, name)
@@ -120,7 +138,24 @@ func Function(src nvrtc.Source, name string) (string, error) {
 			return strings.Join(lines[start:j+1], "\n"), nil
 		}
 	}
-	return "", fmt.Errorf("kernels: %s: %s has no closing brace", src.Name, name)
+	return "", fmt.Errorf("kernels: %s: %s has no closing brace", file, name)
+}
+
+// declaration returns the index of the line that declares the kernel name,
+// or else the __device__ function name; -1 when none does.
+func declaration(lines []string, name string) int {
+	for i, l := range lines {
+		if d := kernelDecl.FindStringSubmatch(l); d != nil && d[1] == name {
+			return i
+		}
+	}
+	device := regexp.MustCompile(`__device__[^;{(]*\b` + regexp.QuoteMeta(name) + `\s*\(`)
+	for i, l := range lines {
+		if device.MatchString(l) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Names returns every __global__ kernel declared in src, in file order.

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,6 +18,8 @@ func TestLadder(t *testing.T) {
 		{"two versions", "// v1: simple\nextern \"C\" __global__ void k1(int n) {}\n// helper\n// v2: faster because\n// it is wider\nextern \"C\" __global__ void __launch_bounds__(256) k2(int n) {}\n",
 			[]string{"1 k1 simple", "2 k2 faster because it is wider"}, ""},
 		{"no versions", "extern \"C\" __global__ void k(int n) {}\n", nil, ""},
+		{"a space before launch bounds' parenthesis", "// v1: a\nextern \"C\" __global__ void __launch_bounds__ (256) k(int n) {}\n// v2: b\n__global__ void CLUSTER_DIMS (8, 1, 1) __launch_bounds__ (1024) k2() {}\n",
+			[]string{"1 k a", "2 k2 b"}, ""},
 		{"gap", "// v1: a\n__global__ void a() {}\n// v3: c\n__global__ void c() {}\n", nil, "found v3 where v2 was due"},
 		{"no kernel", "// v1: a\nint x;\n", nil, "not followed by a __global__ kernel"},
 	}
@@ -127,6 +130,8 @@ func TestSignatures(t *testing.T) {
 			[]string{"k(float*, unsigned int, long long)"}},
 		{"cluster dims and launch bounds", "extern \"C\" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) k(const float* x, int n)",
 			[]string{"k(const float*, int) C"}},
+		{"a space before launch bounds' parenthesis", "extern \"C\" __global__ void CLUSTER_DIMS (8, 1, 1) __launch_bounds__ (1024) k(const float* x, int n)",
+			[]string{"k(const float*, int) C"}},
 		{"extern C block and a comment", "extern \"C\" {\n// __global__ void commented(int x)\n__global__ void a(int n) {}\n}\n__global__ void b() {}",
 			[]string{"a(int) C", "b()"}},
 		{"template left out", "template <int T>\n__global__ void t(float* x) {}\n__global__ void u(float* x) {}",
@@ -150,14 +155,49 @@ func TestSignatures(t *testing.T) {
 }
 
 // TestFunctionFindsDeviceFunctions: a step can show the __device__
-// function a kernel hands its work to, with its template line.
+// function a kernel hands its work to, with its template line, and a
+// helper of the course header it calls.
 func TestFunctionFindsDeviceFunctions(t *testing.T) {
 	src, err := Source("matmul_tc.cu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := Function(src, "tc_v3")
-	if err != nil || !strings.HasPrefix(body, "// tc_v3 is matmul_tc_v3") || !strings.Contains(body, "template <bool BF16>") || !strings.HasSuffix(body, "}") {
-		t.Errorf("Function(tc_v3) = %.200q…, %v", body, err)
+	tests := []struct{ name, prefix, has string }{
+		{"tc_v3", "// tc_v3 is matmul_tc_v3", "template <bool BF16>"},
+		{"mbar_wait", "// mbar_wait spins until", "mbarrier.try_wait"},
+		{"smem32", "// smem32 is the 32-bit shared-memory address", "cvta.to.shared"},
+	}
+	for _, tt := range tests {
+		body, err := Function(src, tt.name)
+		if err != nil || !strings.HasPrefix(body, tt.prefix) || !strings.Contains(body, tt.has) || !strings.HasSuffix(body, "}") {
+			t.Errorf("Function(%s) = %.200q…, %v", tt.name, body, err)
+		}
+	}
+	if _, err := Function(src, "nope"); err == nil || !strings.Contains(err.Error(), `kernels/matmul_tc.cu has no kernel "nope"`) {
+		t.Errorf("Function(nope) = %v", err)
+	}
+}
+
+// definition is a __device__ function's definition or a macro's: the
+// name is group 1 or 2.
+var definition = regexp.MustCompile(`(?m)__device__[^;{(=]*\b(\w+)\s*\(|^#define (\w+)`)
+
+// TestHelpersWrittenOnce: no kernel file defines a helper, or a macro,
+// of the course header again; it includes the header instead.
+func TestHelpersWrittenOnce(t *testing.T) {
+	shared := map[string]bool{}
+	for _, m := range definition.FindAllStringSubmatch(header, -1) {
+		shared[m[1]+m[2]] = true
+	}
+	if !shared["mbar_wait"] || !shared["h2f"] || !shared["NEG_INF"] {
+		t.Fatalf("the header's helpers were not found: %v", shared)
+	}
+	for _, f := range Files() {
+		src, _ := Source(f)
+		for _, m := range definition.FindAllStringSubmatch(src.Code, -1) {
+			if name := m[1] + m[2]; shared[name] {
+				t.Errorf("%s defines %s, which %s has", f, name, Header)
+			}
+		}
 	}
 }

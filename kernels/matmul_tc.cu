@@ -2,28 +2,10 @@
 // fp16, row-major; products accumulate in fp32. A warp-wide mma.sync
 // instruction multiplies a 16×16 tile of A by a 16×8 tile of B in one step:
 // the question becomes how fast the operands can reach it. Written in PTX
-// (inline asm), so that no CUDA header is needed to compile it.
+// (inline asm), so that no CUDA toolkit header is needed to compile it; the
+// helpers it shares with other kernel files are in cudarepl.cuh.
 
-// smem32 is the 32-bit shared-memory address of p, as ldmatrix and cp.async take it.
-static __device__ __forceinline__ unsigned smem32(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// pack2 rounds two floats to fp16 and packs them, lo in the low half.
-static __device__ __forceinline__ unsigned pack2(float lo, float hi) {
-    unsigned r;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-    return r;
-}
-
-// mma16816 is d += a·b for one 16×16 tile of A and 16×8 tile of B, fp32 accumulate.
-static __device__ __forceinline__ void mma16816(float* d, const unsigned* a, const unsigned* b) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+#include "cudarepl.cuh"
 
 // v1: WMMA, the warp-wide matrix API: a warp stages a 16×16 tile of A and
 // one of B in shared memory (zeros outside the matrices) and multiplies them
@@ -148,76 +130,13 @@ extern "C" __global__ void __launch_bounds__(256) matmul_tc_v2(const unsigned sh
 // without bank conflicts. Shared-memory descriptors tell wgmma that layout.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// TensorMap is a CUtensorMap, built by the driver and passed by value.
-struct __align__(64) TensorMap { unsigned long long v[16]; };
-
-// desc128 describes a 128-byte-swizzled tile at shared address addr: lead and
-// stride are the byte distances between 8×8 core-matrix groups along the
-// operand's two dimensions.
-static __device__ __forceinline__ unsigned long long desc128(unsigned addr, unsigned lead, unsigned stride) {
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lead >> 4) << 16 |
-           (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
-}
-
-static __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-
-// mbar_wait spins until the barrier's phase with this parity has completed.
-static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    do {
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
-
-static __device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-// tma_load copies the box at (col, row) of the tensor map into shared memory
-// at dst, and tells the barrier how many bytes landed.
-static __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int col, int row, unsigned bar) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
-                 ::"r"(dst), "l"(map), "r"(col), "r"(row), "r"(bar) : "memory");
-}
-
-#define WG_D128 \
-        "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63," \
-        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79," \
-        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95," \
-        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111," \
-        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127" 
-
-#define WG_C128 \
-          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-
 // wgmma64x256 is d += a·b for a 64×16 tile of A (K-major) and a 16×256 tile
 // of B (N-major, hence the transpose flag), fp32 accumulate; T is f16 or bf16.
 #define WGMMA_64x256(T)                                                                          \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %130, 0;\n"                                    \
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" WG_D128 "}, "       \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." T "." T " {" WG_R128 "}, "       \
                  "%128, %129, p, 1, 1, 0, 1; }"                                                  \
-                 : WG_C128 : "l"(da), "l"(db), "r"(1))
+                 : WG_F128 : "l"(da), "l"(db), "r"(1))
 
 template <bool BF16>
 static __device__ __forceinline__ void wgmma64x256(float* d, unsigned long long da, unsigned long long db) {
@@ -261,7 +180,7 @@ static __device__ __forceinline__ void tc_v3(const TensorMap& mapA, const Tensor
             for (int kt = 0; kt < tiles; kt++) {
                 int s = kt % STAGES;
                 if (kt >= STAGES) mbar_wait(empty + 8 * s, ((kt / STAGES) & 1) ^ 1);
-                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(full + 8 * s), "r"(A_BYTES + B_BYTES) : "memory");
+                mbar_expect(full + 8 * s, A_BYTES + B_BYTES);
                 tma_load(sA + s * A_BYTES, &mapA, kt * BK, row0, full + 8 * s);
                 for (int j = 0; j < BN / 64; j++)
                     tma_load(sB + s * B_BYTES + j * B_CHUNK, &mapB, col0 + 64 * j, kt * BK, full + 8 * s);
@@ -300,8 +219,6 @@ static __device__ __forceinline__ void tc_v3(const TensorMap& mapA, const Tensor
         if (r + 8 < M) *reinterpret_cast<unsigned*>(&C[(size_t)(r + 8) * N + c]) = pack2as<BF16>(d[4 * j + 2], d[4 * j + 3]);
     }
 }
-#else
-struct __align__(64) TensorMap { unsigned long long v[16]; };
 #endif
 
 // v3: Hopper's own path: TMA copies 128×64 tiles of A and 64×256 of B into

@@ -23,7 +23,6 @@ func (s Signature) Takes(other Signature) bool {
 }
 
 var (
-	globalDecl = regexp.MustCompile(`__global__\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*void\s+(?:(?:__launch_bounds__|__cluster_dims__|CLUSTER_DIMS)\s*\([^)]*\)\s+)*(\w+)\s*\(`)
 	externC    = regexp.MustCompile(`extern\s+"C"\s*$`)
 	externCAt  = regexp.MustCompile(`extern\s+"C"\s*\{`)
 	comments   = regexp.MustCompile(`(?s)//[^\n]*|/\*.*?\*/`)
@@ -40,7 +39,7 @@ func Signatures(src nvrtc.Source) []Signature {
 	})
 	blocks := externBlocks(code)
 	var out []Signature
-	for _, m := range globalDecl.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range kernelDecl.FindAllStringSubmatchIndex(code, -1) {
 		head := declHead(code, m[0])
 		if strings.Contains(head, "template") {
 			continue

@@ -7,7 +7,7 @@
 // the versions differ in how many times they read the row and how well
 // they keep DRAM busy while doing it.
 
-#define NEG_INF __int_as_float(0xff800000)  // −∞: the max of nothing, and exp(−∞) = 0
+#include "cudarepl.cuh"
 
 // Reductions of a warp's 32 values, through shuffles: each step adds (or
 // maxes) the value of the lane `off` places away, without shared memory.
@@ -226,10 +226,9 @@ __device__ __forceinline__ void cluster_sync() {  // arrive releases, wait acqui
     asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
 }
 __device__ __forceinline__ float cluster_load(const float* local, unsigned rank) {
-    unsigned addr, remote;
+    unsigned remote;
     float v;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(addr) : "l"(local));
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem32(local)), "r"(rank));
     asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
     return v;
 }
@@ -278,18 +277,6 @@ extern "C" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) softmax
         if (c0 + t + k * nt < c1) yr[c0 + t + k * nt] = v[k] * scale;
     }
 #endif
-}
-
-// h2f and f2h convert fp16 bits to float and back (round to nearest even).
-__device__ __forceinline__ float h2f(unsigned short h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-__device__ __forceinline__ unsigned short f2h(float f) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
 }
 
 // softmax_h is v5 on fp16 rows: half the bytes in and out, the max, the

@@ -194,6 +194,8 @@ func (l *Lesson) KernelNames() []string {
 
 // ShowKernel prints the kernel name, from whichever of the lesson's kernel
 // files declares it, with its resources; with no name it lists the names.
+// A __device__ function the kernels call (tc_v3, or mbar_wait of the
+// course header) shows too.
 func (l *Lesson) ShowKernel(env *Env, name string) error {
 	if name == "" {
 		names := l.KernelNames()
@@ -205,6 +207,9 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 	}
 	f, _, err := l.fileDeclaring(name)
 	if err != nil {
+		f = l.fileDefining(name)
+	}
+	if f == "" {
 		return err
 	}
 	return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")

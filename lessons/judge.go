@@ -81,7 +81,7 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		like, _ := p.impl(s.Like)
 		s.Block = like.block()
 	}
-	src := nvrtc.Source{Name: s.File, Code: s.Code}
+	src := nvrtc.Source{Name: s.File, Code: s.Code, Headers: kernels.Headers()} // theirs may #include the course header
 	sig, err := pickKernel(l, src, s.Kernel, s.Like)
 	if err != nil {
 		return Verdict{}, err
@@ -314,6 +314,9 @@ func (l *Lesson) kernelFiles() []string {
 	add(l.Kernels)
 	for _, p := range l.Problems() {
 		add(p.Kernels)
+		for _, im := range p.Impls {
+			add(im.File)
+		}
 	}
 	for _, s := range l.Steps {
 		if a, ok := s.Action.(ShowKernel); ok {
@@ -333,6 +336,20 @@ func (l *Lesson) kernelSources() []nvrtc.Source {
 		}
 	}
 	return out
+}
+
+// fileDefining returns the first of the lesson's kernel files in which the
+// __device__ function name is found, defined there or in the course header
+// it is given; "" when none is.
+func (l *Lesson) fileDefining(name string) string {
+	for _, f := range l.kernelFiles() {
+		if src, err := kernels.Source(f); err == nil {
+			if _, err := kernels.Function(src, name); err == nil {
+				return f
+			}
+		}
+	}
+	return ""
 }
 
 // fileDeclaring returns the name and source of the lesson's kernel file

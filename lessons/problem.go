@@ -34,6 +34,10 @@ type Impl struct {
 	Kernels []string
 	Like    string // launch it as this impl is launched (exercises)
 	Block   int    // default threads per block; 256 when 0
+	// File is the file in package kernels the impl's kernel comes from,
+	// where it is not the problem's (lesson 6 times lesson 5's matmul_v3
+	// beside its batched kernels).
+	File string
 
 	// Requires, if set, says why the impl cannot run size s (e.g. "needs K
 	// and N multiples of 4"), or nil. Such sizes are refused, not failed.

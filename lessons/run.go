@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -18,12 +19,12 @@ const (
 )
 
 // implKernel loads the kernel that runs impl, a version from the problem's
-// file. Library impls need none.
+// file or the impl's own. Library impls need none.
 func (e *Env) implKernel(l *Lesson, p *Problem, impl Impl) (gpu.Kernel, error) {
 	if impl.Library {
 		return gpu.Kernel{}, nil
 	}
-	src, err := kernelSource(l, p.Kernels)
+	src, err := kernelSource(l, cmp.Or(impl.File, p.Kernels))
 	if err != nil {
 		return gpu.Kernel{}, err
 	}

@@ -155,14 +155,15 @@ func ValidBlock(b int) error {
 }
 
 // in returns src with the learner's function in place of the course's
-// kernel, under a name that says whose it is; src itself where they
-// changed nothing.
+// kernel, under a name that says whose it is, and with src's headers;
+// src itself where they changed nothing.
 func (ed Edit) in(src nvrtc.Source) nvrtc.Source {
 	orig, err := kernels.Function(src, ed.Kernel)
 	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(ed.Code) {
 		return src
 	}
-	return nvrtc.Source{Name: ed.Kernel + "_yours.cu", Code: strings.Replace(src.Code, orig, ed.Code, 1)}
+	src.Name, src.Code = ed.Kernel+"_yours.cu", strings.Replace(src.Code, orig, ed.Code, 1)
+	return src
 }
 
 // valid says what is wrong with an edit before anything compiles: a

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -21,6 +23,9 @@ const DefaultArch = "sm_90"
 type Source struct {
 	Name string // file name used in errors, e.g. "kernels/vadd.cu"
 	Code string
+	// Headers are what Code may #include "by name" though no file holds
+	// them: include name → text, handed to NVRTC with the source.
+	Headers map[string]string
 }
 
 // CompileOptions tunes Compile. The zero value compiles for DefaultArch
@@ -113,7 +118,7 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 			}
 		}
 	}
-	c, err := n.compile(src.Name, src.Code, opts, opt.Names)
+	c, err := n.compile(src.Name, src.Code, src.Headers, opts, opt.Names)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +176,11 @@ func compileFlags(opt CompileOptions) []string {
 // cacheKey hashes everything that decides the compiled bytes.
 func cacheKey(nvrtcVersion string, opts []string, src Source) string {
 	h := sha256.New()
-	for _, part := range append([]string{"cudarepl-image-v1", nvrtcVersion, src.Name, src.Code}, opts...) {
+	parts := append([]string{"cudarepl-image-v1", nvrtcVersion, src.Name, src.Code}, opts...)
+	for _, name := range slices.Sorted(maps.Keys(src.Headers)) {
+		parts = append(parts, "header", name, src.Headers[name])
+	}
+	for _, part := range parts {
 		fmt.Fprintf(h, "%d:%s\x00", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -22,6 +22,8 @@ func TestCacheKey(t *testing.T) {
 		{"extra option", cacheKey("11.8", []string{"--gpu-architecture=sm_90", "-DX"}, src)},
 		{"source", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cu", Code: "y"})},
 		{"name", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "b.cu", Code: "x"})},
+		{"header", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cu", Code: "x", Headers: map[string]string{"h.cuh": ""}})},
+		{"header text", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cu", Code: "x", Headers: map[string]string{"h.cuh": "y"}})},
 		// Joining without lengths would make these two collide.
 		{"boundary", cacheKey("11.8", []string{"--gpu-architecture=sm_90"}, Source{Name: "a.cux", Code: ""})},
 	}
@@ -193,6 +195,29 @@ extern "C" __global__ void halve(const __half* x, __half* y, int n) {
 		t.Fatalf("without headers: %v, want a compile error with a hint naming cuda_fp16.h and CUDA_PATH", err)
 	}
 	t.Logf("no toolkit headers here: %s", ce.Hint)
+}
+
+// TestCompileHeaderByName: a header handed over with the source is found
+// by its include name, with no file behind it, and is part of the cache key.
+func TestCompileHeaderByName(t *testing.T) {
+	needNVRTC(t)
+	t.Setenv("CUDAREPL_CACHE", t.TempDir())
+	code := "#include \"twice.cuh\"\nextern \"C\" __global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n"
+	_, err := Compile(Source{Name: "k.cu", Code: code}, CompileOptions{})
+	var ce *CompileError
+	if !errors.As(err, &ce) || !strings.Contains(ce.Msg, "twice.cuh") {
+		t.Fatalf("without the header: %v, want a compile error naming twice.cuh", err)
+	}
+	for _, body := range []string{"return 2 * x;", "return x + x;"} {
+		hdr := map[string]string{"twice.cuh": "static __device__ float twice(float x) { " + body + " }\n"}
+		img, err := Compile(Source{Name: "k.cu", Code: code, Headers: hdr}, CompileOptions{})
+		if err != nil {
+			t.Fatalf("with the header: %v", err)
+		}
+		if _, ok := img.Kernel("k"); !ok || img.Cached {
+			t.Errorf("header %q: cached %v, kernels %+v", body, img.Cached, img.Kernels)
+		}
+	}
 }
 
 // TestCompileCPlusPlusKernel: a kernel without extern "C" is found by the

@@ -2,8 +2,10 @@ package nvrtc
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +22,7 @@ type nvrtcAPI struct {
 
 	nvrtcVersion           func(major, minor *int32) int32
 	nvrtcGetErrorString    func(r int32) *byte
-	nvrtcCreateProgram     func(prog *uintptr, src, name string, nHeaders int32, headers, names uintptr) int32
+	nvrtcCreateProgram     func(prog *uintptr, src, name string, nHeaders int32, headers, names *uintptr) int32
 	nvrtcCompileProgram    func(prog uintptr, nOpts int32, opts *uintptr) int32
 	nvrtcGetProgramLogSize func(prog uintptr, n *uint64) int32
 	nvrtcGetProgramLog     func(prog uintptr, log *byte) int32
@@ -94,11 +96,20 @@ type compiled struct {
 	lowered map[string]string
 }
 
-func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, error) {
+// compile hands NVRTC the headers (include name → text) by name, so that
+// the source's #include "name" finds them with no file on disk.
+func (n *nvrtcAPI) compile(name, src string, headers map[string]string, opts, exprs []string) (compiled, error) {
 	var out compiled
 	defer dl.KeepSignalHandlers()()
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	hnames := slices.Sorted(maps.Keys(headers))
+	htexts := make([]string, len(hnames))
+	for i, h := range hnames {
+		htexts[i] = headers[h]
+	}
 	var prog uintptr
-	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, 0, 0, 0), "nvrtcCreateProgram"); err != nil {
+	if err := n.check(n.nvrtcCreateProgram(&prog, src, name, int32(len(hnames)), cArray(&pin, htexts), cArray(&pin, hnames)), "nvrtcCreateProgram"); err != nil {
 		return out, err
 	}
 	defer n.nvrtcDestroyProgram(&prog)
@@ -108,17 +119,7 @@ func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, er
 		}
 	}
 
-	cstrs := make([][]byte, len(opts))
-	ptrs := make([]uintptr, len(opts)+1)
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	for i, o := range opts {
-		cstrs[i] = dl.CString(o)
-		pin.Pin(&cstrs[i][0])
-		ptrs[i] = uintptr(unsafe.Pointer(&cstrs[i][0]))
-	}
-	pin.Pin(&ptrs[0])
-	res := n.nvrtcCompileProgram(prog, int32(len(opts)), &ptrs[0])
+	res := n.nvrtcCompileProgram(prog, int32(len(opts)), cArray(&pin, opts))
 
 	var logSize uint64
 	if n.nvrtcGetProgramLogSize(prog, &logSize) == 0 && logSize > 1 {
@@ -158,6 +159,22 @@ func (n *nvrtcAPI) compile(name, src string, opts, exprs []string) (compiled, er
 		out.lowered[e] = dl.GoString(p)
 	}
 	return out, nil
+}
+
+// cArray returns ss as a C array of C strings, pinned until pin is
+// unpinned: its first element, or nil for none.
+func cArray(pin *runtime.Pinner, ss []string) *uintptr {
+	if len(ss) == 0 {
+		return nil
+	}
+	ptrs := make([]uintptr, len(ss))
+	for i, s := range ss {
+		c := dl.CString(s)
+		pin.Pin(&c[0])
+		ptrs[i] = uintptr(unsafe.Pointer(&c[0]))
+	}
+	pin.Pin(&ptrs[0])
+	return &ptrs[0]
 }
 
 // CompileError is a CUDA C source that NVRTC rejected. Error gives the first

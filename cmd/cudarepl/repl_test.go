@@ -93,6 +93,8 @@ func TestREPLCommands(t *testing.T) {
 		{"an unclosed quote", "open 11\nrun \"conv alone\n", []string{"error: a quote (\") is not closed"}},
 		{"show kernel lists the kernels", "open 5\nshow kernel\n", []string{"matmul's kernels (show one with 'show kernel NAME')", "matmul_v1", "matmul_tc_v3"}},
 		{"show a kernel of another step's file", "open 5\nshow kernel matmul_tc_v3\n", []string{"// v3:", "matmul_tc_v3("}},
+		{"show a helper a kernel calls", "open 5\nshow kernel tc_v3\n", []string{"// tc_v3 is matmul_tc_v3 for fp16 or bf16", "template <bool BF16>"}},
+		{"show a helper of the course header", "open 5\nshow kernel mbar_wait\n", []string{"// mbar_wait spins until", "} while (!done);\n}"}},
 		{"run a variant of another step's problem", "open 5\nrun matmul_tc_v3\n", []string{"these checks ran replayed", "matmul_tc_v3  16×8×16"}},
 		{"bench sizes in replay", "open 2\nbench 1M\n", []string{"replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU"}},
 		{"quit stops reading", "quit\nlessons\n", nil},

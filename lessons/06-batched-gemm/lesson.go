@@ -23,11 +23,11 @@ const (
 	cublasEach    = "cuBLAS, one call each"
 	cublasBatched = "cuBLAS strided batched"
 	cublasTuned   = "cuBLASLt strided batched, tuned"
-	kernelEach    = "matmul_v3"      // launched once per product
-	kernelBatched = "matmul_batched" // one launch for the batch
-	kernelTiled   = "matmul_batched_v7"
-	kernelAsync   = "matmul_batched_v8"
-	kernelTMA     = "matmul_batched_v9"
+	kernelEach    = "matmul_v3"         // lesson 5's, launched once per product
+	kernelBatched = "matmul_batched_v1" // one launch for the batch
+	kernelTiled   = "matmul_batched_v2"
+	kernelAsync   = "matmul_batched_v3"
+	kernelTMA     = "matmul_batched_v4"
 )
 
 func init() {
@@ -37,12 +37,12 @@ func init() {
 	}
 	batchSizes := &lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep}
 	lessons.Register(lessons.Def{
-		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul.cu", Problem: problem(), Results: results,
+		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul_batched.cu", Problem: problem(), Results: results,
 		Actions: map[string]lessons.Action{
-			"Forty small products":           lessons.ShowKernel{Names: []string{"matmul_batched"}},
-			"Small tiles for small products": lessons.ShowKernel{Names: []string{"matmul_batched_v7"}},
-			"Three tiles in flight":          lessons.ShowKernel{Names: []string{"matmul_batched_v8"}},
-			"Copies without instructions":    lessons.ShowKernel{Names: []string{"matmul_batched_v9"}},
+			"Forty small products":           lessons.ShowKernel{Names: []string{kernelBatched}},
+			"Small tiles for small products": lessons.ShowKernel{Names: []string{kernelTiled}},
+			"Three tiles in flight":          lessons.ShowKernel{Names: []string{kernelAsync}},
+			"Copies without instructions":    lessons.ShowKernel{Names: []string{kernelTMA}},
 			"Check":                          lessons.CheckStep{},
 			"Batch sizes":                    batchSizes,
 			"One call or forty": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
@@ -60,7 +60,7 @@ func problem() *lessons.Problem {
 			{Name: cublasEach, Summary: "cublasSgemm once per product", Library: true},
 			{Name: cublasBatched, Summary: "cublasGemmStridedBatchedEx, one call", Library: true},
 			{Name: cublasTuned, Summary: "one cuBLASLt call, with the fastest of the algorithms its heuristics offer for this shape", Library: true},
-			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024},
+			{Name: kernelEach, Summary: "the tiled kernel, launched once per product", Block: 1024, File: "matmul.cu"},
 			{Name: kernelBatched, Summary: "the tiled kernel with blockIdx.z picking the product, one launch", Block: 1024},
 			{Name: kernelTiled, Summary: "matmul_v7's register tiles on 64×64 blocks, one launch", Block: 64, Requires: float4Rows},
 			{Name: kernelAsync, Summary: "cp.async, three shared-memory stages, 8×4 outputs a thread, one launch", Block: 128, Requires: float4Rows},

@@ -1,6 +1,7 @@
-// The exercise solved: flash_v1 under another name.
+// The exercise solved: flash_v1 under another name, with NEG_INF from the
+// course header, as the course's kernels have it.
 
-#define NEG_INF __int_as_float(0xff800000)  // −∞
+#include "cudarepl.cuh"
 
 extern "C" __global__ void __launch_bounds__(64) flash_exercise(const float* Q, const float* K, const float* V, float* O, int S, int d, float scale) {
     const int TILE = 64, DMAX = 64;
