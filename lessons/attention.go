@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 )
 
 // AttnShape is scaled dot-product attention over B batches of H heads: S
@@ -98,7 +99,7 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 	n := a.Elems()
 	d := &AttnData{AttnShape: a, Q: make([]uint16, n), K: make([]uint16, n), V: make([]uint16, n)}
 	per := a.S * a.D
-	Parallel(a.Heads(), 1, func(h, _ int) {
+	numeric.Parallel(a.Heads(), 1, func(h, _ int) {
 		rng := rand.New(rand.NewPCG(seed, uint64(h)))
 		uni := func(w float64) uint16 { return gpu.Float16Bits(float32(w * math.Sqrt(3) * (2*rng.Float64() - 1))) }
 		q, k, v := d.Q[h*per:(h+1)*per], d.K[h*per:(h+1)*per], d.V[h*per:(h+1)*per]
@@ -146,7 +147,7 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 // Floats widens fp16 values to float32, for kernels that read fp32.
 func Floats(h []uint16) []float32 {
 	f := make([]float32, len(h))
-	Parallel(len(h), 1<<16, func(i0, i1 int) {
+	numeric.Parallel(len(h), 1<<16, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			f[i] = gpu.Float16From(h[i])
 		}
@@ -158,7 +159,7 @@ func Floats(h []uint16) []float32 {
 func (d *AttnData) reference() []float64 {
 	s, dim, scale := d.S, d.D, d.Scale()
 	want := make([]float64, len(d.rows)*dim)
-	Parallel(len(d.rows), 8, func(r0, r1 int) {
+	numeric.Parallel(len(d.rows), 8, func(r0, r1 int) {
 		p := make([]float64, s)
 		q := make([]float64, dim)
 		for r := r0; r < r1; r++ {
@@ -201,9 +202,9 @@ func (d *AttnData) reference() []float64 {
 // reference: no element may be NaN or infinite (o is poisoned with NaN, so
 // an element never written fails), and each compared row must be within
 // tol·(|want| + 1) of it, element by element.
-func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
+func (d *AttnData) Check(o []float32, tol float64) (numeric.CheckStats, error) {
 	if int64(len(o)) != d.Elems() {
-		return CheckStats{}, fmt.Errorf("check: O has %d elements, want %d", len(o), d.Elems())
+		return numeric.CheckStats{}, fmt.Errorf("check: O has %d elements, want %d", len(o), d.Elems())
 	}
 	if d.want == nil {
 		d.want = d.reference()
@@ -212,7 +213,7 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 		h, rest := e/(d.S*d.D), e%(d.S*d.D)
 		return []int{h / d.H, h % d.H, rest / d.D, rest % d.D}
 	}
-	st := CheckStats{Tol: tol, N: len(d.want)}
+	st := numeric.CheckStats{Tol: tol, N: len(d.want)}
 	bad, first := 0, -1
 	for e, v := range o {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -229,9 +230,9 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 		if r < len(d.rows) && d.rows[r] == first/d.D {
 			want = d.want[r*d.D+first%d.D]
 		}
-		return st, &CheckError{Name: "O", Index: index(first), Got: float64(o[first]), Want: want, Tol: tol, Bad: bad, Total: len(o)}
+		return st, &numeric.CheckError{Name: "O", Index: index(first), Got: float64(o[first]), Want: want, Tol: tol, Bad: bad, Total: len(o)}
 	}
-	var ce *CheckError
+	var ce *numeric.CheckError
 	for r, row := range d.rows {
 		for c := range d.D {
 			g, w := float64(o[row*d.D+c]), d.want[r*d.D+c]
@@ -242,7 +243,7 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 			}
 			bad++
 			if ce == nil {
-				ce = &CheckError{Name: "O", Index: index(row*d.D + c), Got: g, Want: w, Tol: tol}
+				ce = &numeric.CheckError{Name: "O", Index: index(row*d.D + c), Got: g, Want: w, Tol: tol}
 			}
 		}
 	}
@@ -350,19 +351,19 @@ func (b *AttnBuffers) Poison() error {
 
 // Check reads the current output back and compares it with the reference,
 // within tol; then checks that nothing was written behind it.
-func (b *AttnBuffers) Check(tol float64) (CheckStats, error) {
+func (b *AttnBuffers) Check(tol float64) (numeric.CheckStats, error) {
 	n := int(b.data.Elems())
 	var o []float32
 	if b.outType == gpu.FP32 {
 		all, err := gpu.Download[float32](b.dev, b.o32, n)
 		if err != nil {
-			return CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		o = all
 	} else {
 		h, err := gpu.Download[uint16](b.dev, b.o16, n)
 		if err != nil {
-			return CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		o = Floats(h)
 	}

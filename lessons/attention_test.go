@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 )
 
 // TestAttnReference: the reference agrees with cudnnx's float64 attention
@@ -91,7 +92,7 @@ func TestAttnCheck(t *testing.T) {
 	} {
 		o := append([]float32{}, good...)
 		tc.edit(o)
-		_, err := d.Check(o, TolHalf)
+		_, err := d.Check(o, numeric.TolHalf)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: Check = %v, want %q", tc.name, err, tc.want)
 		}

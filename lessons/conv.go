@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 )
 
 // ConvShape is a 3×3 convolution with padding 1 and stride 1 (the output
@@ -62,7 +63,7 @@ func NewConvData(s ConvShape, dt gpu.DType) *ConvData {
 	d.Wt = rnd(s.K*s.C*9, 1/math.Sqrt(float64(9*s.C)))
 	d.Bias = rnd(s.K, 0.5)
 	outs := s.N * s.K * s.H * s.W
-	if float64(outs)*float64(9*s.C) > FullCheckMACs {
+	if float64(outs)*float64(9*s.C) > numeric.FullCheckMACs {
 		for range 4096 {
 			d.sample = append(d.sample, rand.IntN(outs))
 		}
@@ -137,7 +138,7 @@ func (d *ConvData) at(i int, biasRelu bool) float64 {
 // Check compares got (logical NCHW) with the float64 convolution, as a
 // whole (‖got − ref‖/‖ref‖ ≤ tol) on the checked elements. A NaN anywhere
 // fails: outputs are poisoned before each run.
-func (d *ConvData) Check(got []float64, biasRelu bool, tol float64) (CheckStats, error) {
+func (d *ConvData) Check(got []float64, biasRelu bool, tol float64) (numeric.CheckStats, error) {
 	idx := d.sample
 	if idx == nil {
 		idx = make([]int, len(got))
@@ -151,10 +152,10 @@ func (d *ConvData) Check(got []float64, biasRelu bool, tol float64) (CheckStats,
 	}
 	for i, v := range got {
 		if math.IsNaN(v) {
-			return CheckStats{Tol: tol, N: len(idx)}, fmt.Errorf("check: y[%d] is NaN: an output element was never written", i)
+			return numeric.CheckStats{Tol: tol, N: len(idx)}, fmt.Errorf("check: y[%d] is NaN: an output element was never written", i)
 		}
 	}
-	return CompareNorm("y", sub, want, nil, tol)
+	return numeric.CompareNorm("y", sub, want, nil, tol)
 }
 
 // ConvGraph is the convolution of s as a cuDNN graph in type dt, stored

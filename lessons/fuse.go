@@ -8,6 +8,7 @@ import (
 
 	"cudarepl/fuse"
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 )
 
 // FuseElements is how many elements Fuse runs on unless told: 2²⁶ fp32,
@@ -201,7 +202,7 @@ func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []g
 		if math.IsNaN(want) && math.IsNaN(got) || got == want {
 			continue
 		}
-		if math.IsNaN(got) || math.Abs(got-want) > TolFP32*math.Max(1, math.Abs(want)) {
+		if math.IsNaN(got) || math.Abs(got-want) > numeric.TolFP32*math.Max(1, math.Abs(want)) {
 			return "", fmt.Errorf("lessons: fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/numeric"
 )
 
 // Size is a problem size: {n} for vectors, {m, n, k} for matrix products.
@@ -128,9 +129,19 @@ type Case interface {
 	// Poison fills the outputs with NaN, so that an unwritten element fails.
 	Poison() error
 	// Check reads the outputs back and compares them with the reference.
-	Check() (CheckStats, error)
+	Check() (numeric.CheckStats, error)
 	// Free releases the case's device memory.
 	Free()
+}
+
+// PoisonWord is the 32-bit word an output of type t is filled with before
+// a kernel runs (Case.Poison), so that an element never written fails its
+// check: numeric.Poison16 for 16-bit types, else numeric.Poison32.
+func PoisonWord(t gpu.DType) uint32 {
+	if t.Size() == 2 {
+		return numeric.Poison16
+	}
+	return numeric.Poison32
 }
 
 // impl returns the problem's impl called name.

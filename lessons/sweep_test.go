@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 	"cudarepl/plots"
 )
 
@@ -34,7 +35,7 @@ type fakeCase struct{}
 
 func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
 func (fakeCase) Poison() error                               { return nil }
-func (fakeCase) Check() (CheckStats, error)                  { return CheckStats{}, nil }
+func (fakeCase) Check() (numeric.CheckStats, error)          { return numeric.CheckStats{}, nil }
 func (fakeCase) Free()                                       {}
 
 // TestSweepStopsOnCancel: Ctrl-C during a sweep keeps what was measured and
@@ -155,9 +156,9 @@ func TestTolFP32Sum(t *testing.T) {
 	for _, tc := range []struct {
 		k    int
 		want float64
-	}{{1, TolFP32Reduction}, {2048, TolFP32Reduction}, {8192, 2 * TolFP32Reduction}} {
-		if got := TolFP32Sum(tc.k); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("TolFP32Sum(%d) = %g, want %g", tc.k, got, tc.want)
+	}{{1, numeric.TolFP32Reduction}, {2048, numeric.TolFP32Reduction}, {8192, 2 * numeric.TolFP32Reduction}} {
+		if got := numeric.TolFP32Sum(tc.k); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("numeric.TolFP32Sum(%d) = %g, want %g", tc.k, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -127,16 +128,16 @@ func (c *vcase) Poison() error {
 }
 
 // Check compares c with a + b, then checks that nothing was written past n.
-func (c *vcase) Check() (lessons.CheckStats, error) {
+func (c *vcase) Check() (numeric.CheckStats, error) {
 	out, err := gpu.Download[float32](c.env.Dev, c.c, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("c", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	st, err := numeric.Compare("c", out[:c.n], c.want, []int{c.n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	if err := lessons.PastTheEnd("c", out[c.n:], c.n); err != nil {
+	if err := numeric.PastTheEnd("c", out[c.n:], c.n); err != nil {
 		return st, err
 	}
 	return st, nil

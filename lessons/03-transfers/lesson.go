@@ -11,6 +11,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // kernelFile holds the lesson's kernels.
@@ -151,7 +152,7 @@ type tcase struct {
 
 func setupCopy(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	n := s[0] / 4
-	c := &tcase{env: env, bytes: int64(s[0]), x: lessons.RandomFloats(n, uint64(s[0]))}
+	c := &tcase{env: env, bytes: int64(s[0]), x: numeric.RandomFloats(n, uint64(s[0]))}
 	var err error
 	if c.dOut, err = gpu.Upload(env.Dev, c.x); err != nil {
 		return nil, err
@@ -249,7 +250,7 @@ func (c *tcase) Poison() error {
 }
 
 // Check compares what the last impl wrote with x, bit for bit.
-func (c *tcase) Check() (lessons.CheckStats, error) {
+func (c *tcase) Check() (numeric.CheckStats, error) {
 	n := int(c.bytes / 4)
 	var got []float32
 	var err error
@@ -259,9 +260,9 @@ func (c *tcase) Check() (lessons.CheckStats, error) {
 		got, err = gpu.Download[float32](c.env.Dev, c.dIn, n)
 	}
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return lessons.CompareMove("y", got, c.x, func(i int) int { return i }, []int{n})
+	return numeric.CompareMove("y", got, c.x, func(i int) int { return i }, []int{n})
 }
 
 func (c *tcase) Free() {

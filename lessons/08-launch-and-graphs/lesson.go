@@ -11,6 +11,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // kernelFile holds the lesson's kernels.
@@ -191,13 +192,13 @@ func (c *ccase) Poison() error {
 
 // Check compares the last link's output with the chain worked out on the
 // CPU, then checks that no link wrote past n.
-func (c *ccase) Check() (lessons.CheckStats, error) {
+func (c *ccase) Check() (numeric.CheckStats, error) {
 	return checkChain(c.env, c.buf, c.x, c.links, chainA, chainB)
 }
 
 // checkChain checks the output of a chain of links links with
 // coefficients a and b over the input x, in bufs as ccase lays it out.
-func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int, a, b float64) (lessons.CheckStats, error) {
+func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int, a, b float64) (numeric.CheckStats, error) {
 	n := len(x)
 	want := make([]float64, n)
 	for i, v := range x {
@@ -210,13 +211,13 @@ func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int,
 	last := (links - 1) % 2
 	got, err := gpu.Download[float32](env.Dev, bufs[last], n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("y", got[:n], want, []int{n}, lessons.TolFP32)
+	st, err := numeric.Compare("y", got[:n], want, []int{n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	if err := lessons.PastTheEnd("y", got[n:], n); err != nil || links == 1 {
+	if err := numeric.PastTheEnd("y", got[n:], n); err != nil || links == 1 {
 		return st, err
 	}
 	// The other buffer, which the links before the last wrote.
@@ -224,7 +225,7 @@ func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int,
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd("y", guard, n)
+	return st, numeric.PastTheEnd("y", guard, n)
 }
 
 func (c *ccase) Free() {

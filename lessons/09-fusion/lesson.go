@@ -14,6 +14,7 @@ import (
 	"cudarepl/fuse"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -240,16 +241,16 @@ func (c *fcase) Poison() error {
 
 // Check compares y with the float64 expression, then checks that nothing
 // was written past n.
-func (c *fcase) Check() (lessons.CheckStats, error) {
+func (c *fcase) Check() (numeric.CheckStats, error) {
 	out, err := gpu.Download[float32](c.env.Dev, c.y, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("y", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	st, err := numeric.Compare("y", out[:c.n], c.want, []int{c.n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd("y", out[c.n:], c.n)
+	return st, numeric.PastTheEnd("y", out[c.n:], c.n)
 }
 
 func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }

@@ -10,6 +10,7 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -113,12 +114,12 @@ func (c *ccase) Poison() error { return c.bufs[c.last].Poison(c.env.Dev) }
 // Check compares the last variant's output with the float64 convolution.
 // fp32 is held to the fp16 bound too: cuDNN may compute fp32 convolutions
 // with TF32 tensor cores, which keep 10 bits of mantissa.
-func (c *ccase) Check() (lessons.CheckStats, error) {
+func (c *ccase) Check() (numeric.CheckStats, error) {
 	got, err := c.bufs[c.last].Output(c.env.Dev)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return c.data[c.last.dt].Check(got, false, lessons.TolHalf)
+	return c.data[c.last.dt].Check(got, false, numeric.TolHalf)
 }
 
 // memory is the buffers of every variant, kept once uploaded: fp16 and

@@ -10,6 +10,7 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -139,12 +140,12 @@ func (c *fcase) Poison() error { return c.buf.Poison(c.env.Dev) }
 
 // Check compares the output with the float64 layer (the convolution alone
 // for "conv alone").
-func (c *fcase) Check() (lessons.CheckStats, error) {
+func (c *fcase) Check() (numeric.CheckStats, error) {
 	got, err := c.buf.Output(c.env.Dev)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return c.data.Check(got, c.last != convAlone, lessons.TolHalf)
+	return c.data.Check(got, c.last != convAlone, numeric.TolHalf)
 }
 
 func (c *fcase) Free() { c.buf.Free(c.env.Dev) }

@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
+	"cudarepl/numeric"
 )
 
 func TestLesson(t *testing.T) { lessontest.Run(t, "softmax") }
@@ -66,7 +67,7 @@ func TestCompare(t *testing.T) {
 			y[c] = float32(want[c])
 		}
 		tt.edit(y)
-		_, err := compare(y, want, 1, cols, lessons.TolFP32Sum(cols))
+		_, err := compare(y, want, 1, cols, numeric.TolFP32Sum(cols))
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%s: compare = %v, want %q", tt.desc, err, tt.wantErr)
 		}

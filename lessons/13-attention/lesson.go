@@ -10,6 +10,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -113,7 +114,7 @@ func (c *acase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 func (c *acase) Poison() error { return c.buf.Poison() }
 
 // Check compares O with the float64 attention, within fp16's tolerance.
-func (c *acase) Check() (lessons.CheckStats, error) { return c.buf.Check(lessons.TolHalf) }
+func (c *acase) Check() (numeric.CheckStats, error) { return c.buf.Check(numeric.TolHalf) }
 
 func (c *acase) Free() {
 	c.chain.Free()

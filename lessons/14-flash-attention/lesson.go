@@ -10,6 +10,7 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 //go:embed lesson.md
@@ -31,7 +32,7 @@ const (
 	benchB, benchH, benchD = 4, 16, 64
 	v1Block, v1MaxD        = 64, 64
 	v2Threads, v2Keys      = 128, 64
-	flashTol               = lessons.TolHalf
+	flashTol               = numeric.TolHalf
 	v2RowPad               = 8        // halves of padding per shared-memory row
 	v3Threads, v3Rows      = 512, 192 // a producer warpgroup and 3 consumers of 64 queries
 	v3Keys, v3Stages       = 128, 3
@@ -181,7 +182,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		if err != nil {
 			return nil, err
 		}
-		c.tol = lessons.TolFP32Sum(a.S)
+		c.tol = numeric.TolFP32Sum(a.S)
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, block), a.Heads()), Block: gpu.Dim(block),
 			Args: []gpu.Arg{gpu.Ptr(q), gpu.Ptr(kk), gpu.Ptr(v), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale()))}}}, nil
 	}
@@ -261,7 +262,7 @@ func (c *fcase) Poison() error { return c.buf.Poison() }
 
 // Check compares O with the float64 attention: within fp16's tolerance,
 // or float32's for v1.
-func (c *fcase) Check() (lessons.CheckStats, error) { return c.buf.Check(c.tol) }
+func (c *fcase) Check() (numeric.CheckStats, error) { return c.buf.Check(c.tol) }
 
 func (c *fcase) Free() {
 	if c.chain != nil {

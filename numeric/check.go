@@ -1,11 +1,9 @@
-package lessons
+package numeric
 
 import (
 	"fmt"
 	"math"
 	"strings"
-
-	"cudarepl/gpu"
 )
 
 // Tolerances by the precision of the arithmetic, relative to the reference
@@ -17,16 +15,15 @@ const (
 	TolHalf          = 1e-2 // fp16 and bf16
 )
 
-// PoisonWord is the 32-bit word an output of type t is filled with before
-// a kernel runs, so that an element never written fails its check: a
-// float32 NaN no kernel computes by accident, and for 16-bit types a pair
-// of NaNs, which reads as NaN in fp16 and in bf16 alike.
-func PoisonWord(t gpu.DType) uint32 {
-	if t.Size() == 2 {
-		return 0x7fc17fc1
-	}
-	return 0x7fc0dead
-}
+// The 32-bit words an output is filled with before a kernel runs, so that
+// an element never written fails its check.
+const (
+	// Poison32 is a float32 NaN no kernel computes by accident.
+	Poison32 uint32 = 0x7fc0dead
+	// Poison16 is a pair of 16-bit NaNs, which reads as NaN in fp16 and
+	// in bf16 alike.
+	Poison16 uint32 = 0x7fc17fc1
+)
 
 // CheckError is a failed check: the first wrong element, its value, the
 // expected value, the tolerance, and how many elements differ.
@@ -175,13 +172,13 @@ func TolFP32Sum(k int) float64 {
 	return TolFP32Reduction * math.Max(1, math.Sqrt(float64(k)/2048))
 }
 
-// PastTheEnd reports writes into guard, the poisoned words (PoisonWord)
+// PastTheEnd reports writes into guard, the poisoned words (Poison32)
 // left behind an output called name of n elements, where a kernel that
 // ignores n writes.
 func PastTheEnd(name string, guard []float32, n int) error {
 	first, count := -1, 0
 	for i, v := range guard {
-		if math.Float32bits(v) != PoisonWord(gpu.FP32) {
+		if math.Float32bits(v) != Poison32 {
 			if first < 0 {
 				first = i
 			}
