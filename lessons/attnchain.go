@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"cudarepl/gpu"
+	"cudarepl/kernels"
 )
 
 // AttnChain is attention as lesson 13 runs it, a chain of launches:
@@ -70,7 +71,7 @@ func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 		Batch: heads, StrideA: int64(s) * int64(s), StrideB: int64(s * d), StrideC: int64(s * d)}
 	waves := c.env.Dev.Info().TwoWaves(256)
 	rows := heads * s
-	tx, ty := SoftmaxBlock(s)
+	tx, ty := kernels.SoftmaxBlock(s)
 	var out []ChainLaunch
 	if scaleInAlpha {
 		qk.Alpha = float32(c.a.Scale())

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 
 	"cudarepl/gpu"
+	"cudarepl/kernels"
 	"cudarepl/lessons"
 	"cudarepl/numeric"
 )
@@ -308,7 +309,7 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
 	case "softmax_v5", "softmax_h":
-		tx, ty := lessons.SoftmaxBlock(c.cols)
+		tx, ty := kernels.SoftmaxBlock(c.cols)
 		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
 	case "softmax_v6":
 		launch.Grid, launch.Block = gpu.Dim(8*c.rows), gpu.Dim(v6Block(c.cols))

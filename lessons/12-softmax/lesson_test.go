@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/kernels"
 	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
 	"cudarepl/numeric"
@@ -81,10 +82,10 @@ func TestLaunchShapes(t *testing.T) {
 	for _, tc := range []struct{ cols, tx, ty int }{
 		{1, 1, 256}, {128, 4, 64}, {1000, 32, 8}, {1024, 32, 8}, {1025, 64, 4}, {32768, 1024, 1},
 	} {
-		if tx, ty := lessons.SoftmaxBlock(tc.cols); tx != tc.tx || ty != tc.ty {
+		if tx, ty := kernels.SoftmaxBlock(tc.cols); tx != tc.tx || ty != tc.ty {
 			t.Errorf("SoftmaxBlock(%d) = %d×%d, want %d×%d", tc.cols, tx, ty, tc.tx, tc.ty)
 		}
-		if tx, _ := lessons.SoftmaxBlock(tc.cols); 32*tx < tc.cols {
+		if tx, _ := kernels.SoftmaxBlock(tc.cols); 32*tx < tc.cols {
 			t.Errorf("SoftmaxBlock(%d): %d threads hold only %d floats", tc.cols, tx, 32*tx)
 		}
 	}
