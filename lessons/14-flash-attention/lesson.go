@@ -10,6 +10,7 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/attn"
 	"cudarepl/numeric"
 )
 
@@ -91,7 +92,7 @@ func problem() *lessons.Problem {
 		case "flash_v1":
 			impls[i].Block = v1Block
 			impls[i].Requires = func(s lessons.Size) error {
-				a := lessons.AttnOf(s)
+				a := attn.Of(s)
 				switch {
 				case a.Causal:
 					return errors.New(errNotCausalV1)
@@ -113,7 +114,7 @@ func problem() *lessons.Problem {
 	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
 		Summary:  "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics; causal, the same attention as a graph of operations with the mask in it, which cuDNN fuses the same way",
 		Requires: headDim},
-		lessons.Impl{Name: chainName, Library: true, Extra: lessons.AttnChainExtra,
+		lessons.Impl{Name: chainName, Library: true, Extra: attn.ChainExtra,
 			Summary: "lesson 13's chain: cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V, the S×S scores in memory between them"})
 	return &lessons.Problem{
 		Name: "flash attention (fp16)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16,
@@ -125,13 +126,13 @@ func problem() *lessons.Problem {
 		Impls:     impls,
 		Setup:     setup,
 		Memory:    memory,
-		Work:      lessons.AttnFLOPs,
-		SizeLabel: lessons.AttnLabel,
+		Work:      attn.FLOPs,
+		SizeLabel: attn.Label,
 	}
 }
 
 func headDim(s lessons.Size) error {
-	if d := lessons.AttnOf(s).D; d != 64 && d != 128 {
+	if d := attn.Of(s).D; d != 64 && d != 128 {
 		return errors.New(errHeadDim)
 	}
 	return nil
@@ -140,28 +141,28 @@ func headDim(s lessons.Size) error {
 // memory is Q, K and V, and an fp16 and an fp32 output; on the host, the
 // inputs as fp16 and fp32 on their way up and the output read back.
 func memory(s lessons.Size) lessons.Memory {
-	a := lessons.AttnOf(s)
-	return lessons.Memory{Device: lessons.AttnInputBytes(a) + lessons.AttnOutputBytes(a, 2) + lessons.AttnOutputBytes(a, 4),
+	a := attn.Of(s)
+	return lessons.Memory{Device: attn.InputBytes(a) + attn.OutputBytes(a, 2) + attn.OutputBytes(a, 4),
 		Host: 3*2*a.Elems() + 3*4*a.Elems() + 8*a.Elems()}
 }
 
 // fcase is one attention problem on the GPU.
 type fcase struct {
 	env   *lessons.Env
-	a     lessons.AttnShape
-	buf   *lessons.AttnBuffers
-	chain *lessons.AttnChain // lesson 13's, made when first asked for
-	tol   float64            // for the output last computed
+	a     attn.Shape
+	buf   *attn.Buffers
+	chain *attn.Chain // lesson 13's, made when first asked for
+	tol   float64     // for the output last computed
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	a := lessons.AttnOf(s)
+	a := attn.Of(s)
 	// cuDNN's plans and workspace are dropped, so that what its point
 	// holds beyond Q, K and V is measured afresh at every size. Where
 	// there is no cuDNN there is nothing to drop, and its impl fails on
 	// its own with the reason.
 	_ = cudnnx.DropPlans(env.Dev)
-	buf, err := lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1).Upload(env.Dev)
+	buf, err := attn.NewData(a, uint64(a.S)<<16|uint64(a.D)<<1).Upload(env.Dev)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +227,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 			Args:   append([]gpu.Arg{tmap(c.buf.Q, v3Rows), tmap(c.buf.K, keys), tmap(c.buf.V, keys)}, tail...)}}, nil
 	case chainName:
 		if c.chain == nil {
-			if c.chain, err = lessons.NewAttnChain(c.env, a, c.buf); err != nil {
+			if c.chain, err = attn.NewChain(c.env, a, c.buf); err != nil {
 				return nil, err
 			}
 		}
