@@ -108,3 +108,14 @@ func TestPastTheEnd(t *testing.T) {
 		t.Errorf("written guard: %v", err)
 	}
 }
+
+func TestTolFP32Sum(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want float64
+	}{{1, TolFP32Reduction}, {2048, TolFP32Reduction}, {8192, 2 * TolFP32Reduction}} {
+		if got := TolFP32Sum(tc.k); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("TolFP32Sum(%d) = %g, want %g", tc.k, got, tc.want)
+		}
+	}
+}

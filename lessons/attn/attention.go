@@ -15,7 +15,7 @@ import (
 // queries attend to S keys of head dimension D, each to every key, or with
 // Causal only to the keys at or before its own position. Q, K, V and the
 // output O are laid out [B][H][S][D]. Lessons 13 and 14 size their
-// problems as Size{B, H, S, D, causal}, causal 0 or 1.
+// problems as lessons.Size{B, H, S, D, causal}, causal 0 or 1.
 type Shape struct {
 	B, H, S, D int
 	Causal     bool

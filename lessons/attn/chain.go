@@ -26,7 +26,8 @@ type ChainLaunch struct {
 
 // NewChain loads the chain's kernels (scale_h and causal_mask_h from
 // attention.cu, softmax_h from softmax.cu) for attention of shape a on
-// buf's inputs. A learner's edit of them comes in through Env.Kernel.
+// buf's inputs. A learner's edit of them comes in through
+// lessons.Env.Kernel.
 func NewChain(env *lessons.Env, a Shape, buf *Buffers) (*Chain, error) {
 	c := &Chain{env: env, a: a, buf: buf}
 	for _, k := range []struct {
