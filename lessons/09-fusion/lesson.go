@@ -14,6 +14,7 @@ import (
 	"cudarepl/fuse"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/fusecmd"
 	"cudarepl/numeric"
 )
 
@@ -260,7 +261,7 @@ func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }
 // each way moves (the sweep's "fused at run time" is that kernel, recorded).
 func atRunTime(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 	if env.Live() {
-		return env.Fuse(expr, 1<<26)
+		return fusecmd.Run(env, expr, fusecmd.Elements)
 	}
 	e, err := fuse.Parse(expr)
 	if err != nil {
