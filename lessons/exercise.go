@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"cudarepl/gpu"
 )
 
 // Exercise is a kernel handed to the learner with a part left out. Their
@@ -96,8 +94,4 @@ func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.printf("%s\nEdit it (type 'edit'), then type 'check' to judge it against %s.\n", x.Task, x.Like)
 	return nil
-}
-
-func resourceLine(k gpu.KernelResources) string {
-	return fmt.Sprintf("%d registers/thread, %d B static shared memory, %d B spilled", k.Registers, k.SharedStatic, k.SpillStores)
 }

@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -43,6 +44,9 @@ type Action interface {
 	// Do runs the action of step (its title) of lesson l in env.
 	Do(env *Env, l *Lesson, step string) error
 }
+
+// ErrStopped is returned when the learner stops a long step (Ctrl-C).
+var ErrStopped = errors.New("stopped")
 
 // Def is what a lesson folder registers: its prose, its actions keyed by
 // the step heading they belong to, and its recorded results.
