@@ -256,6 +256,10 @@ func (l *Lesson) Problems() []*Problem {
 	return out
 }
 
+// Folder is the name of the lesson's folder under lessons/, its number
+// and slug: "02-vector-add". Its notebook and figures are named after it.
+func (l *Lesson) Folder() string { return fmt.Sprintf("%02d-%s", l.Number, l.Slug) }
+
 // Recorded returns the results recorded for the lesson on a reference GPU.
 func (l *Lesson) Recorded() ResultSet { return l.recorded }
 

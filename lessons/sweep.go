@@ -503,7 +503,7 @@ func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
 	if env.PlotDir == "" {
 		return nil
 	}
-	name := fmt.Sprintf("%02d-%s-%s", l.Number, l.Slug, slug(step))
+	name := l.Folder() + "-" + slug(step)
 	paths, err := plots.Save(fig, env.PlotDir, name)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "cudnn-fusion") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 // TestTraffic: unfused, y crosses memory five times (written by the
 // convolution, read and written by the bias kernel and again by the ReLU);
