@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func TestParseMarkdown(t *testing.T) {
@@ -45,9 +46,70 @@ func TestParseMarkdown(t *testing.T) {
 }
 
 func TestBuildRejectsActionWithoutStep(t *testing.T) {
-	_, err := build(Def{Slug: "x", Markdown: "# T\n\n## A\n\ntext\n", Actions: map[string]Action{"B": ShowKernel{}}})
+	_, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}, Actions: map[string]Action{"B": ShowKernel{}}})
 	if err == nil || !strings.Contains(err.Error(), `step "B", which lesson.md does not have`) {
 		t.Errorf("build = %v, want a missing-step error", err)
+	}
+}
+
+// TestBuildReadsFiles: a lesson's prose, its exercise's starter (named
+// for the exercise's extension), its planted kernels and its recorded
+// results all come from the one embedded folder; a lesson with no
+// exercise, no results and no testdata needs only lesson.md.
+func TestBuildReadsFiles(t *testing.T) {
+	const md = "# T\n\nIn this lesson you will:\n- x\n\n## A\n\ntext\n"
+	results := `{"schema":"cudarepl-results/1","results":[{"lesson":"x","step":"A","kind":"bench","variant":"v","size":"n=1","dims":[1],"dtype":"float32","gpu":"G","driver":"","cuda":"","date":"2026-11-22","mode":"live"}]}`
+	full := fstest.MapFS{
+		"lesson.md":               {Data: []byte(md)},
+		"exercise.sched":          {Data: []byte("starter\n")},
+		"results/run.json":        {Data: []byte(results)},
+		"testdata/solution.sched": {Data: []byte("solution\n")},
+	}
+	tests := []struct {
+		desc    string
+		def     Def
+		wantErr string
+	}{
+		{"everything", Def{Slug: "x", Files: full, Exercise: &Exercise{File: "mine.sched"}, Planted: []Planted{{File: "solution.sched"}}}, ""},
+		{"prose only", Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte(md)}}}, ""},
+		{"no files", Def{Slug: "x"}, "the Def has no Files"},
+		{"no lesson.md", Def{Slug: "x", Files: fstest.MapFS{}}, "lesson.md"},
+		{"no starter", Def{Slug: "x", Files: full, Exercise: &Exercise{File: "mine.cu"}}, "the exercise's starter, exercise.cu, is not in the Def's Files"},
+		{"no planted kernel", Def{Slug: "x", Files: full, Planted: []Planted{{File: "other.cu"}}}, "planted kernel other.cu is not in the embedded testdata"},
+	}
+	for _, tt := range tests {
+		l, err := build(tt.def)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: build = %v, want %q", tt.desc, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: build = %v", tt.desc, err)
+			continue
+		}
+		if l.Title != "T" || len(l.Steps) != 1 {
+			t.Errorf("%s: title %q, %d steps; want T, 1", tt.desc, l.Title, len(l.Steps))
+		}
+		if tt.def.Exercise == nil {
+			continue
+		}
+		if l.Exercise.Starter != "starter\n" || tt.def.Exercise.Starter != "" {
+			t.Errorf("%s: starter %q (the Def's own %q), want it read from exercise.sched into the lesson's copy", tt.desc, l.Exercise.Starter, tt.def.Exercise.Starter)
+		}
+		if code, err := l.PlantedCode(Planted{File: "solution.sched"}); err != nil || code != "solution\n" {
+			t.Errorf("%s: PlantedCode = %q, %v", tt.desc, code, err)
+		}
+		if rs := l.Recorded().Results; len(rs) != 1 || rs[0].Mode != "replayed" {
+			t.Errorf("%s: recorded %+v, want the one result, replayed", tt.desc, rs)
+		}
+	}
+}
+
+func TestFolder(t *testing.T) {
+	if got := (&Lesson{Number: 2, Slug: "vector-add"}).Folder(); got != "02-vector-add" {
+		t.Errorf("Folder = %q, want 02-vector-add", got)
 	}
 }
 

@@ -11,27 +11,17 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 func init() {
 	lessons.Register(lessons.Def{
-		Number: 2, Slug: "vector-add", Markdown: markdown, Kernels: "vector_add.cu",
-		Problem: problem(), Results: results,
+		Number: 2, Slug: "vector-add", Files: files, Kernels: "vector_add.cu",
+		Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter, Bench: lessons.Size{1 << 26},
+			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Bench: lessons.Size{1 << 26},
 			Task: "Compute the thread's global index, and guard the memory accesses with it.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "foreign.cu"}, // its own name, no extern "C": found by its parameters

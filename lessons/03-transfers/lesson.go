@@ -14,20 +14,11 @@ import (
 	"cudarepl/numeric"
 )
 
+//go:embed lesson.md exercise.sched results testdata
+var files embed.FS
+
 // kernelFile holds the lesson's kernels.
 const kernelFile = "transfers.cu"
-
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
-
-//go:embed exercise.sched
-var starter string
-
-//go:embed testdata
-var testdata embed.FS
 
 // The copy problem's impls.
 const (
@@ -74,15 +65,14 @@ func init() {
 		rounds = append(rounds, lessons.Size{pipeN, 4, r})
 	}
 	lessons.Register(lessons.Def{
-		Number: 3, Slug: "transfers", Markdown: markdown, Kernels: kernelFile, Problem: copyProblem(), Results: results,
+		Number: 3, Slug: "transfers", Files: files, Kernels: kernelFile, Problem: copyProblem(),
 		Exercise: &lessons.Exercise{
-			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Starter: starter, Bench: lessons.Size{pipeN, 4},
+			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Bench: lessons.Size{pipeN, 4},
 			What: "schedule", Plan: readSchedule, Show: showSchedule,
 			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
 				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
 				"and the device's stream waits for every stream before y is read.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.sched"},
 			{File: "one_stream.sched", Want: "nothing in this schedule can run at once"},

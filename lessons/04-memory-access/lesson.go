@@ -14,17 +14,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // guardElems is the room behind each output, poisoned, where a kernel
 // that ignores its bounds would write.
@@ -59,12 +50,11 @@ func init() {
 	}
 	stride, aos, inflight := strideProblem(), particleProblem(), inflightProblem()
 	lessons.Register(lessons.Def{
-		Number: 4, Slug: "memory-access", Markdown: markdown, Kernels: "memory_access.cu", Problem: transposeProblem(), Results: results,
+		Number: 4, Slug: "memory-access", Files: files, Kernels: "memory_access.cu", Problem: transposeProblem(),
 		Exercise: &lessons.Exercise{
-			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Starter: starter, Bench: lessons.Size{8192, 8192},
+			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Bench: lessons.Size{8192, 8192},
 			Task: "Stage the block's 32 × 32 tile in shared memory, so that the reads of in and the writes of out both go along rows.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},

@@ -12,11 +12,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // The four ways to run a batch, as impls.
 const (
@@ -37,7 +34,7 @@ func init() {
 	}
 	batchSizes := &lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep}
 	lessons.Register(lessons.Def{
-		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul.cu", Problem: problem(), Results: results,
+		Number: 6, Slug: "batched-gemm", Files: files, Kernels: "matmul.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Forty small products":           lessons.ShowKernel{Names: []string{"matmul_batched"}},
 			"Small tiles for small products": lessons.ShowKernel{Names: []string{"matmul_batched_v7"}},

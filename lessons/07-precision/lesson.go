@@ -12,11 +12,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // format is one precision: how its operands are stored and multiplied.
 type format struct {
@@ -50,7 +47,7 @@ func init() {
 	throughput := &lessons.Sweep{Title: "GEMM throughput by precision", XLabel: "matrix size (square, one side)",
 		Sizes: []lessons.Size{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}}
 	lessons.Register(lessons.Def{
-		Number: 7, Slug: "precision", Markdown: markdown, Problem: problem(), Results: results,
+		Number: 7, Slug: "precision", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Five precisions": lessons.Run{F: memoryTable},
 			"Check":           check,

@@ -14,20 +14,11 @@ import (
 	"cudarepl/numeric"
 )
 
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
+
 // kernelFile holds the lesson's kernels.
 const kernelFile = "launches.cu"
-
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
 
 // The chain's impls, and its step's coefficients: y = a·x + b with a = −1
 // and b = 1 maps integers to integers exactly, and a kernel that ignores a
@@ -54,12 +45,11 @@ func init() {
 		chains = append(chains, lessons.Size{n, chainElems})
 	}
 	lessons.Register(lessons.Def{
-		Number: 8, Slug: "launch-and-graphs", Markdown: markdown, Kernels: kernelFile, Problem: chainProblem(), Results: results,
+		Number: 8, Slug: "launch-and-graphs", Files: files, Kernels: kernelFile, Problem: chainProblem(),
 		Exercise: &lessons.Exercise{
-			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Starter: starter, Bench: lessons.Size{1000, chainElems},
+			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Bench: lessons.Size{1000, chainElems},
 			Task: "Write the chain's link, y = a·x + b for the first n elements; cudarepl captures a chain of your launches into a graph and replays it.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "swapped.cu", Want: "check: y["},

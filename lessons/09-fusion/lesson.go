@@ -18,17 +18,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // expr is the lesson's expression, as a learner would type it.
 const expr = "sigmoid(a + b*c)"
@@ -56,12 +47,11 @@ func init() {
 		sizes = append(sizes, lessons.Size{1 << k})
 	}
 	lessons.Register(lessons.Def{
-		Number: 9, Slug: "fusion", Markdown: markdown, Kernels: "fusion.cu", Problem: problem(), Results: results,
+		Number: 9, Slug: "fusion", Files: files, Kernels: "fusion.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Starter: starter, Bench: lessons.Size{1 << 26},
+			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Bench: lessons.Size{1 << 26},
 			Task: "Compute the expression in one statement, its intermediate in a register, so each input is read once and y written once.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "sign_lost.cu", Want: "check: y["},

@@ -14,11 +14,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // benchShape is the convolution the lesson measures: a ResNet-style 3×3
 // layer on 112×112 feature maps.
@@ -30,7 +27,7 @@ func init() {
 		sweep = append(sweep, lessons.Size{n, 64, 112, 112, 64})
 	}
 	lessons.Register(lessons.Def{
-		Number: 10, Slug: "cudnn-conv", Markdown: markdown, Problem: problem(), Results: results,
+		Number: 10, Slug: "cudnn-conv", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"A convolution as a graph": lessons.Run{Name: "show", F: showGraph},
 			"Check":                    lessons.CheckStep{},

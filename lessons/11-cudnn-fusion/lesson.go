@@ -14,11 +14,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // benchShape is the layer the lesson measures, fp16 NHWC.
 var benchShape = lessons.Size{32, 64, 112, 112, 64}
@@ -39,7 +36,7 @@ func init() {
 	}
 	fusedOrNot := &lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep}
 	lessons.Register(lessons.Def{
-		Number: 11, Slug: "cudnn-fusion", Markdown: markdown, Kernels: "bias_relu.cu", Problem: problem(), Results: results,
+		Number: 11, Slug: "cudnn-fusion", Files: files, Kernels: "bias_relu.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
 			"The fused graph":       lessons.Run{Name: "show", F: showGraph},

@@ -15,17 +15,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // elements is how many a benchmark point holds: rows × columns = 2²⁶.
 const elements = 1 << 26
@@ -41,12 +32,11 @@ func init() {
 	}
 	half := halfProblem()
 	lessons.Register(lessons.Def{
-		Number: 12, Slug: "softmax", Markdown: markdown, Kernels: "softmax.cu", Problem: problem(), Results: results,
+		Number: 12, Slug: "softmax", Files: files, Kernels: "softmax.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Starter: starter, Bench: lessons.Size{elements / 4096, 4096},
+			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Bench: lessons.Size{elements / 4096, 4096},
 			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},

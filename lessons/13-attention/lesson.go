@@ -14,11 +14,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // The impls: the chain as a framework runs it, and with the scale folded
 // into the first product.
@@ -37,7 +34,7 @@ func init() {
 		sizes = append(sizes, lessons.Size{benchB, benchH, s, benchD})
 	}
 	lessons.Register(lessons.Def{
-		Number: 13, Slug: "attention", Markdown: markdown, Kernels: "attention.cu", Problem: problem(), Results: results,
+		Number: 13, Slug: "attention", Files: files, Kernels: "attention.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Between the products": lessons.ShowKernel{Names: []string{"scale_h", "causal_mask_h"}},
 			"Check":                lessons.CheckStep{},

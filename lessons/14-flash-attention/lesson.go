@@ -14,17 +14,8 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // The library impl, and the shape the lesson measures, with S swept.
 const (
@@ -54,12 +45,11 @@ func init() {
 		causal = append(causal, lessons.Size{benchB, benchH, s, benchD, 1})
 	}
 	lessons.Register(lessons.Def{
-		Number: 14, Slug: "flash-attention", Markdown: markdown, Kernels: "flash_attention.cu", Problem: problem(), Results: results,
+		Number: 14, Slug: "flash-attention", Files: files, Kernels: "flash_attention.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1", Starter: starter,
+			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1",
 			Task: "Write the online-softmax update for each key (the new max, the rescaled running sum and output) and the final division.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},
