@@ -26,7 +26,7 @@ const checkMax = 1 << 22
 // against the expression in float64, on n elements of each input drawn
 // from [0.1, 2) (positive, so that log, sqrt and pow are defined), and times
 // them beside the device-to-device copy.
-func Run(e *lessons.Env, expr string, n int) error {
+func Run(env *lessons.Env, expr string, n int) error {
 	x, err := fuse.Parse(expr)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func Run(e *lessons.Env, expr string, n int) error {
 	}
 	fused := x.Kernel("fused")
 	unfused, stages := x.Unfused("step")
-	fmt.Fprintf(e.Out, "%s\n%s", fused, unfused)
+	fmt.Fprintf(env.Out, "%s\n%s", fused, unfused)
 	ways := &lessons.Table{Headers: []string{"way", "kernel", "operation", "reads", "writes", "bytes/element"},
 		Right: []bool{false, false, false, false, false, true}}
 	for _, s := range stages {
@@ -50,20 +50,20 @@ func Run(e *lessons.Env, expr string, n int) error {
 	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
 		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
 			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
-	e.PrintTable(ways)
+	env.PrintTable(ways)
 
-	img, err := e.Compile(gpu.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
+	img, err := env.Compile(gpu.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
 	if err != nil {
 		return err
 	}
 	if r, ok := img.Kernel("fused"); ok {
-		fmt.Fprintf(e.Out, "fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, img.Arch)
+		fmt.Fprintf(env.Out, "fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, img.Arch)
 	}
-	if !e.Live() {
-		fmt.Fprintf(e.Out, "No GPU here (%v): compiled, not run.\n", e.NoGPU)
+	if !env.Live() {
+		fmt.Fprintf(env.Out, "No GPU here (%v): compiled, not run.\n", env.NoGPU)
 		return nil
 	}
-	return run(e, x, img, stages, n, unfusedBytes)
+	return run(env, x, img, stages, n, unfusedBytes)
 }
 
 // inputNames are the names the kernels' code gives x's inputs: x0, x1…
@@ -85,8 +85,8 @@ func inputList(in []string) string {
 
 // run checks and times the fused kernel and the unfused stages of x on n
 // elements.
-func run(e *lessons.Env, x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfusedBytes int) error {
-	d := e.Dev
+func run(env *lessons.Env, x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, unfusedBytes int) error {
+	d := env.Dev
 	bytes := 4 * int64(n)
 	need := bytes * int64(len(x.Inputs())+len(stages)+1)
 	if free, _, err := d.MemInfo(); err == nil && need > free {
@@ -145,7 +145,7 @@ func run(e *lessons.Env, x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, u
 		chain = append(chain, op)
 	}
 
-	copyRate, err := e.Ceiling(lessons.CeilingCopy)
+	copyRate, err := env.Ceiling(lessons.CeilingCopy)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func run(e *lessons.Env, x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, u
 		ops   []gpu.Op
 		bytes int
 	}{{"unfused", chain, unfusedBytes}, {"fused", []gpu.Op{fusedOp}, x.BytesPerElement()}} {
-		verdict, err := check(e, x, in, bufs["out"], w.ops)
+		verdict, err := check(env, x, in, bufs["out"], w.ops)
 		if err != nil {
 			return err
 		}
@@ -176,19 +176,19 @@ func run(e *lessons.Env, x *fuse.Expr, img *gpu.Image, stages []fuse.Stage, n, u
 			n, x.BytesPerElement(), copyRate.Throughput),
 		fmt.Sprintf("fused is %.2f× faster than unfused (the bytes alone would make it %.2f×)", times[0]/times[1],
 			float64(unfusedBytes)/float64(x.BytesPerElement())))
-	e.PrintTable(t)
+	env.PrintTable(t)
 	return nil
 }
 
 // check poisons out, runs ops, and compares out with the expression in
 // float64 on every element, or every k-th past checkMax. It returns
 // "ok (every k-th)" or an error naming the first element wrong.
-func check(e *lessons.Env, x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
+func check(env *lessons.Env, x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
 	n := len(in[0])
-	if err := e.Dev.Run(append([]gpu.Op{gpu.Memset{Dst: out, Value: numeric.Poison32, Count: int64(n)}}, ops...)...); err != nil {
+	if err := env.Dev.Run(append([]gpu.Op{gpu.Memset{Dst: out, Value: numeric.Poison32, Count: int64(n)}}, ops...)...); err != nil {
 		return "", err
 	}
-	y, err := gpu.Download[float32](e.Dev, out, n)
+	y, err := gpu.Download[float32](env.Dev, out, n)
 	if err != nil {
 		return "", err
 	}
