@@ -128,14 +128,11 @@ func build(d Def) (*Lesson, error) {
 		return nil, fmt.Errorf("lessons: %s: lesson.md: %w", d.Slug, err)
 	}
 	if x := d.Exercise; x != nil && x.Starter == "" {
-		name := x.starterFile()
-		b, err := fs.ReadFile(d.Files, name)
+		b, err := fs.ReadFile(d.Files, x.starterFile())
 		if err != nil {
-			return nil, fmt.Errorf("lessons: %s: the exercise's starter, %s, is not in the Def's Files: %w", d.Slug, name, err)
+			return nil, fmt.Errorf("lessons: %s: the exercise's starter, %s, is not in the Def's Files: %w", d.Slug, x.starterFile(), err)
 		}
-		withStarter := *x
-		withStarter.Starter = string(b)
-		l.Exercise = &withStarter
+		x.Starter = string(b) // the lesson keeps the Exercise the Def was given
 	}
 	used := map[string]bool{}
 	for i := range l.Steps {

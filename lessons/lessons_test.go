@@ -95,8 +95,8 @@ func TestBuildReadsFiles(t *testing.T) {
 		if tt.def.Exercise == nil {
 			continue
 		}
-		if l.Exercise.Starter != "starter\n" || tt.def.Exercise.Starter != "" {
-			t.Errorf("%s: starter %q (the Def's own %q), want it read from exercise.sched into the lesson's copy", tt.desc, l.Exercise.Starter, tt.def.Exercise.Starter)
+		if l.Exercise != tt.def.Exercise || l.Exercise.Starter != "starter\n" {
+			t.Errorf("%s: starter %q, want it read from exercise.sched into the Exercise the Def was given", tt.desc, l.Exercise.Starter)
 		}
 		if code, err := l.PlantedCode(Planted{File: "solution.sched"}); err != nil || code != "solution\n" {
 			t.Errorf("%s: PlantedCode = %q, %v", tt.desc, code, err)
