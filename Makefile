@@ -25,6 +25,7 @@ gpu-build: build
 	$(GO) test -c -tags gpu -o build/lessons.test ./lessons/all
 	$(GO) test -c -tags gpu -o build/notebook.test ./notebook
 	$(GO) test -c -tags gpu -o build/cudnnx.test ./cudnnx
+	$(GO) test -c -tags gpu -o build/blas.test ./blas
 
 ## gpu-test: build and run the GPU tests; without a GPU they skip and say why
 gpu-test: gpu-build
@@ -32,6 +33,7 @@ gpu-test: gpu-build
 	cd lessons/all && ../../build/lessons.test -test.v -test.count=1
 	cd notebook && ../build/notebook.test -test.v -test.count=1
 	./build/cudnnx.test -test.v -test.count=1
+	./build/blas.test -test.v -test.count=1
 
 ## notebooks: regenerate notebooks/ from lessons/ (a test fails when they are stale)
 notebooks:

@@ -1,206 +1,173 @@
 package lessons
 
 import (
-	"fmt"
-	"math"
-	"strings"
+	"errors"
+	"slices"
 
 	"cudarepl/gpu"
 )
 
-// Tolerances by the precision of the arithmetic, relative to the reference
-// (which is computed in float64).
-const (
-	TolFP32          = 1e-5 // float32, elementwise: a few ulps
-	TolFP32Reduction = 1e-4 // float32 sums over long reductions; see TolFP32Sum
-	TolTF32          = 1e-3
-	TolHalf          = 1e-2 // fp16 and bf16
-)
-
-// PoisonWord is the 32-bit word an output of type t is filled with before
-// a kernel runs, so that an element never written fails its check: a
-// float32 NaN no kernel computes by accident, and for 16-bit types a pair
-// of NaNs, which reads as NaN in fp16 and in bf16 alike.
-func PoisonWord(t gpu.DType) uint32 {
-	if t.Size() == 2 {
-		return 0x7fc17fc1
-	}
-	return 0x7fc0dead
+// CheckStep runs impls once at every check size of the problem and checks
+// every output element against the CPU reference.
+type CheckStep struct {
+	Impls   []string // nil checks every impl of the problem
+	Problem *Problem // nil: the lesson's
+	// More are further problems the step checks, every impl of each,
+	// after Problem: a lesson whose sweeps measure several problems checks
+	// them all in its one check step.
+	More []*Problem
 }
 
-// CheckError is a failed check: the first wrong element, its value, the
-// expected value, the tolerance, and how many elements differ.
-type CheckError struct {
-	Name       string // the output, e.g. "c" or "C"
-	Index      []int  // of the first mismatch
-	Got, Want  float64
-	Tol        float64
-	Bad, Total int
-}
+// Kind is "check".
+func (CheckStep) Kind() string { return "check" }
 
-func (e *CheckError) Error() string {
-	idx := make([]string, len(e.Index))
-	for i, v := range e.Index {
-		idx[i] = fmt.Sprint(v)
+// Do runs the checks live, or shows the recorded ones in replay.
+func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
+	p, err := problemOf(l, a.Problem)
+	if err != nil {
+		return err
 	}
-	if math.IsNaN(e.Got) || math.IsInf(e.Got, 0) {
-		return fmt.Sprintf("check: %s[%s] = %v, want %.7g (not finite: never written, or overflowed); %d of %d differ",
-			e.Name, strings.Join(idx, ","), e.Got, e.Want, e.Bad, e.Total)
-	}
-	return fmt.Sprintf("check: %s[%s] = %.7g, want %.7g (|diff| %.3g > tol %.3g); %d of %d differ",
-		e.Name, strings.Join(idx, ","), e.Got, e.Want, math.Abs(e.Got-e.Want), e.Tol, e.Bad, e.Total)
-}
-
-// CheckStats sums up a check that ran: the worst relative error seen.
-type CheckStats struct {
-	MaxRelErr float64
-	Tol       float64
-	N         int
-}
-
-// Compare checks every element of got against want (the float64 reference):
-// |got − want| ≤ tol·(|want| + 1), so that the tolerance is relative for
-// large values and absolute near zero. NaN, which outputs are poisoned
-// with, always fails, so an element never written is caught. dims shapes
-// the index in the error message: {n} gives c[i], {rows, cols} gives C[r,c].
-func Compare(name string, got []float32, want []float64, dims []int, tol float64) (CheckStats, error) {
-	st := CheckStats{Tol: tol, N: len(want)}
-	if len(got) != len(want) {
-		return st, fmt.Errorf("check: %s has %d elements, want %d", name, len(got), len(want))
-	}
-	var first *CheckError
-	bad := 0
-	for i := range want {
-		g := float64(got[i])
-		rel := math.Abs(g-want[i]) / (math.Abs(want[i]) + 1)
-		if rel <= tol {
-			st.MaxRelErr = math.Max(st.MaxRelErr, rel)
-			continue
+	first := a.check(env, l, step, p, len(a.More) > 0, true)
+	for _, more := range a.More {
+		env.printf("\n")
+		if err := (CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
+			first = err
 		}
-		bad++
-		if first == nil {
-			first = &CheckError{Name: name, Index: unflatten(i, dims), Got: g, Want: want[i], Tol: tol}
-		}
-		if !math.IsNaN(rel) {
-			st.MaxRelErr = math.Max(st.MaxRelErr, rel)
-		} else {
-			st.MaxRelErr = math.Inf(1)
+		if errors.Is(first, ErrStopped) {
+			break
 		}
 	}
-	if first != nil {
-		first.Bad, first.Total = bad, len(want)
-		return st, first
-	}
-	return st, nil
+	return first
 }
 
-// CompareMove checks a kernel that only moves data (a copy, a gather, a
-// transpose): element i of got must be element from(i) of src, bit for
-// bit, so no float64 reference is needed. The poisoned NaN never matches,
-// and neither does a NaN of src's, which inputs should not hold.
-func CompareMove(name string, got, src []float32, from func(i int) int, dims []int) (CheckStats, error) {
-	st := CheckStats{N: len(got)}
-	var first *CheckError
-	bad := 0
-	for i, g := range got {
-		w := src[from(i)]
-		if math.Float32bits(g) == math.Float32bits(w) && g == g {
-			continue
+// check checks p, or shows its recorded checks in replay: those of step,
+// only p's own impls' where the step checks several problems (shared),
+// and then what the kernels compile to here if compile is set (once for
+// problems whose kernels share a file).
+func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
+	if !env.Live() {
+		rs := l.recorded.Filter(step, "check")
+		if shared {
+			rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
 		}
-		bad++
-		if first == nil {
-			first = &CheckError{Name: name, Index: unflatten(i, dims), Got: float64(g), Want: float64(w)}
-		}
-	}
-	if first != nil {
-		first.Bad, first.Total = bad, len(got)
-		st.MaxRelErr = math.Inf(1)
-		return st, first
-	}
-	return st, nil
-}
-
-// unflatten turns a row-major flat index into one index per dimension.
-func unflatten(i int, dims []int) []int {
-	if len(dims) <= 1 {
-		return []int{i}
-	}
-	out := make([]int, len(dims))
-	for d := len(dims) - 1; d >= 0; d-- {
-		out[d] = i % dims[d]
-		i /= dims[d]
-	}
-	return out
-}
-
-// CompareNorm checks a low-precision output as a whole: the relative error
-// ‖got − want‖ / ‖want‖ must be at most tol, and no element may be NaN (an
-// element never written stays NaN after poisoning).
-func CompareNorm(name string, got []float32, want []float64, dims []int, tol float64) (CheckStats, error) {
-	st := CheckStats{Tol: tol, N: len(want)}
-	if len(got) != len(want) {
-		return st, fmt.Errorf("check: %s has %d elements, want %d", name, len(got), len(want))
-	}
-	var num, den float64
-	for i := range want {
-		g := float64(got[i])
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			bad := 0
-			for _, v := range got {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					bad++
+		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
+			for _, r := range l.recorded.Results {
+				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
+					rs = append(rs, r)
 				}
 			}
-			st.MaxRelErr = math.Inf(1)
-			return st, &CheckError{Name: name, Index: unflatten(i, dims), Got: g, Want: want[i], Tol: tol, Bad: bad, Total: len(want)}
 		}
-		num += (g - want[i]) * (g - want[i])
-		den += want[i] * want[i]
+		if shared {
+			env.printf("%s:\n", p.Name)
+		}
+		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
+		env.showChecks(p, rs)
+		if !compile {
+			return nil
+		}
+		return compileOnly(env, l, p)
 	}
-	if den == 0 {
-		den = 1
+	impls, err := p.impls(a.Impls)
+	if err != nil {
+		return err
 	}
-	st.MaxRelErr = math.Sqrt(num / den)
-	if st.MaxRelErr > tol {
-		return st, fmt.Errorf("check: %s: relative error ‖out − ref‖/‖ref‖ = %.3g > tol %.3g", name, st.MaxRelErr, tol)
-	}
-	return st, nil
-}
-
-// TolFP32Sum is the tolerance for float32 sums of k products: the rounding
-// error of a sum grows like √k, so past k = 2048 terms TolFP32Reduction
-// widens by √(k/2048) (2× at k = 8192, where 1e-4 flagged ordinary float32
-// rounding in a correct kernel).
-func TolFP32Sum(k int) float64 {
-	return TolFP32Reduction * math.Max(1, math.Sqrt(float64(k)/2048))
-}
-
-// PastTheEnd reports writes into guard, the poisoned words (PoisonWord)
-// left behind an output called name of n elements, where a kernel that
-// ignores n writes.
-func PastTheEnd(name string, guard []float32, n int) error {
-	first, count := -1, 0
-	for i, v := range guard {
-		if math.Float32bits(v) != PoisonWord(gpu.FP32) {
-			if first < 0 {
-				first = i
-			}
-			count++
+	var out []Result
+	var firstErr error
+	total := len(impls) * len(p.CheckSizes)
+	for _, impl := range impls {
+		k, err := env.implKernel(l, p, impl)
+		if err != nil {
+			return err
+		}
+		rs, err := checkImpl(env, l, p, step, impl, k, len(out), total)
+		out = append(out, rs...)
+		if errors.Is(err, ErrStopped) {
+			env.PrintTable(checkTable(out))
+			return err
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
-	if count == 0 {
-		return nil
+	env.progress(total, total, "")
+	ref := p.Reference
+	if ref == "" {
+		ref = "a float64 CPU reference"
 	}
-	return &PastTheEndError{Name: name, N: n, First: n + first, Count: count}
+	env.printf("%s, %s: every element checked against %s\n", p.Name, env.source(out), ref)
+	env.showChecks(p, out)
+	return firstErr
 }
 
-// PastTheEndError is a kernel that wrote beyond the end of its output.
-type PastTheEndError struct {
-	Name            string
-	N, First, Count int
+// checkResult is the result a check of impl at size s starts from.
+func checkResult(l *Lesson, p *Problem, step string, impl Impl, s Size) Result {
+	return Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Block: impl.block()}
 }
 
-func (e *PastTheEndError) Error() string {
-	return fmt.Sprintf("check: %s[%d] was written, past the end of %s (n = %d); %d elements past the end were overwritten: is the bounds check missing?",
-		e.Name, e.First, e.Name, e.N, e.Count)
+// checkOnce runs impl once at size s on fresh, poisoned buffers and checks
+// every output element. The result records the outcome either way.
+func checkOnce(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size) (Result, error) {
+	r := checkResult(l, p, step, impl, s)
+	env.stamp(&r)
+	r, ok := env.before(p, impl, s, r)
+	if !ok {
+		return r, nil
+	}
+	c, err := p.Setup(env, s)
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	defer c.Free()
+	ops, err := c.Ops(p.launchAs(impl), k, impl.block())
+	if err == nil {
+		err = c.Poison()
+	}
+	if err == nil {
+		err = env.Dev.Run(ops...)
+	}
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	st, err := c.Check()
+	r.MaxRelErr, r.Tolerance, r.Passed = st.MaxRelErr, st.Tol, err == nil
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	return r, nil
+}
+
+// checkImpl checks impl at every check size of p, in order. After a
+// time-out or a fault the remaining sizes are skipped with the reason:
+// an endless kernel costs one time limit, not one per size. done counts
+// the checks before this impl's, for the progress bar.
+func checkImpl(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, done, total int) ([]Result, error) {
+	var out []Result
+	var first error
+	broke := "" // why the remaining sizes are skipped
+	var sanitized map[string]bool
+	if env.sanitizing != "" {
+		sanitized = env.sanitizerSizes(p, impl)
+	}
+	for _, s := range p.CheckSizes {
+		if err := env.canceled(); err != nil {
+			return out, ErrStopped
+		}
+		why := broke
+		if why == "" && sanitized != nil && !sanitized[s.String()] && p.launchAs(impl).refuses(env, s) == nil {
+			why = "too large to run under compute-sanitizer; a smaller size runs the same code"
+		}
+		if why != "" {
+			out = append(out, env.skip(checkResult(l, p, step, impl, s), why))
+			continue
+		}
+		env.progress(done+len(out), total, impl.Name+" "+p.label(s))
+		r, err := checkOnce(env, l, p, step, impl, k, s)
+		env.record(r)
+		out = append(out, r)
+		if err != nil && first == nil {
+			first = err
+		}
+		broke = breaks(r)
+	}
+	return out, first
 }

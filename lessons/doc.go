@@ -1,8 +1,16 @@
 // Package lessons is the course: a lesson is one folder under lessons/,
 // holding lesson.md (the prose, one "## " heading per step), lesson.go
 // (what each step runs), lesson_test.go (its own test), testdata/ (its
-// planted kernels) and results/ (what was recorded on a reference GPU),
-// with its kernels in one file of package kernels.
+// planted kernels), results/ (what was recorded on a reference GPU) and,
+// where it has an exercise, exercise.cu (the starter), with its kernels in
+// one file of package kernels.
+//
+// Package lessons itself is the framework the folders register with:
+// steps and their actions, checks and sweeps, the judge, results, tables
+// and figures. What two lessons share lives beside them in a package of
+// its own (attn for lessons 13 and 14, conv for 10 and 11), as does the
+// fuse command's glue (fusecmd); the CPU references and comparisons are
+// package numeric.
 //
 // The lessons, in order:
 //
@@ -24,7 +32,20 @@
 // Adding a lesson is adding its folder and its kernels file, then running
 // "go generate ./..." from the repository's root: that registers it
 // (lessons/all), lists it above, writes its notebook and refreshes the
-// golden files. Nothing else is edited by hand.
+// golden files. Nothing else is edited by hand. The folder's lesson.go
+// embeds the folder in one line and registers a Def, the one place the
+// lesson's number and slug are written (the folder's name repeats them,
+// and a test in lessons/all holds the two to agree):
+//
+//	//go:embed lesson.md exercise.cu results testdata
+//	var files embed.FS
+//
+//	func init() {
+//		lessons.Register(lessons.Def{Number: 2, Slug: "vector-add", Files: files, …})
+//	}
+//
+// Its lesson_test.go calls lessontest.Run(t), which finds the lesson by
+// the folder it runs in.
 //
 // Open is the one way to a GPU: it gives an Env, live on the GPU or, where
 // there is none, in replay, where checks and figures come from results

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -189,6 +190,19 @@ func (e *Env) FileKernel(file, name string) (gpu.Kernel, error) {
 		return gpu.Kernel{}, err
 	}
 	return e.Kernel(src, name)
+}
+
+// implKernel loads the kernel that runs impl, a version from the problem's
+// file or the impl's own. Library impls need none.
+func (e *Env) implKernel(l *Lesson, p *Problem, impl Impl) (gpu.Kernel, error) {
+	if impl.Library {
+		return gpu.Kernel{}, nil
+	}
+	src, err := kernelSource(l, cmp.Or(impl.File, p.Kernels))
+	if err != nil {
+		return gpu.Kernel{}, err
+	}
+	return e.Kernel(src, impl.Name)
 }
 
 // kernelSource returns the kernel file named file, or lesson l's when "".

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"cudarepl/nvrtc"
 )
 
 // Exercise is a kernel handed to the learner with a part left out. Their
@@ -17,7 +15,7 @@ type Exercise struct {
 	File    string // the copy's file name, e.g. "vadd_exercise.cu"
 	Kernel  string // the kernel the learner completes, e.g. "vadd_exercise"
 	Like    string // the version it must match and is launched as, e.g. "vadd_v1"
-	Starter string // the source handed out
+	Starter string // the source handed out: the folder's exercise file (Def.Files) unless set
 	Task    string // one paragraph: what to fill in
 	// Bench, if set, is the size a kernel that passes is timed at, beside
 	// the version it is judged like: correct is not the same as fast.
@@ -34,6 +32,10 @@ type Exercise struct {
 	// What is what the learner writes, for messages: "kernel" when empty.
 	What string
 }
+
+// starterFile is the name of the starter in the lesson's folder:
+// "exercise" with File's extension, e.g. exercise.cu.
+func (x *Exercise) starterFile() string { return "exercise" + filepath.Ext(x.File) }
 
 // PlanFile reports whether a file called name is one of x's plans, read
 // by Plan rather than compiled: x reads plans, and name has File's
@@ -96,8 +98,4 @@ func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	env.printf("%s\nEdit it (type 'edit'), then type 'check' to judge it against %s.\n", x.Task, x.Like)
 	return nil
-}
-
-func resourceLine(k nvrtc.KernelResources) string {
-	return fmt.Sprintf("%d registers/thread, %d B static shared memory, %d B spilled", k.Registers, k.SharedStatic, k.SpillStores)
 }

@@ -1,7 +1,7 @@
 package lessons
 
 import (
-	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -25,7 +25,7 @@ type Lesson struct {
 	Planted  []Planted // kernels its checks must pass or reject, from its testdata
 
 	recorded ResultSet         // results recorded on a reference GPU, what replay shows
-	testdata fs.FS             // the lesson folder's testdata, holding the planted kernels
+	files    fs.FS             // the lesson's folder (Def.Files), holding the planted kernels
 	stepOf   map[Action]string // a step's title by its action, for actions given as pointers
 }
 
@@ -44,26 +44,38 @@ type Action interface {
 	Do(env *Env, l *Lesson, step string) error
 }
 
-// Def is what a lesson folder registers: its prose, its actions keyed by
-// the step heading they belong to, and its recorded results.
+// ErrStopped is returned when the learner stops a long step (Ctrl-C).
+var ErrStopped = errors.New("stopped")
+
+// Def is what a lesson folder registers: its number and slug, its files,
+// its actions keyed by the step heading they belong to, and what they run.
+//
+// The folder is named after the number and slug, NN-slug
+// (lessons/02-vector-add for Number 2, Slug "vector-add"): a test in
+// lessons/all holds the two to agree, and lessontest.Run finds the lesson
+// of the folder it runs in by that name.
 //
 // An action that another step reads the results of is given as a pointer
 // (&lessons.Sweep{…}), and found again by that pointer: env.Latest(l,
 // batchSizes) rather than by repeating the step's heading.
 type Def struct {
-	Number   int
-	Slug     string
-	Markdown string            // lesson.md
+	Number int    // its place in the course, from 1
+	Slug   string // its name on the command line, e.g. "vector-add"
+	// Files is the lesson's folder, embedded by one line of lesson.go
+	// naming what it holds of these (the package documentation shows
+	// it): lesson.md, the prose; exercise.cu, the exercise's starter
+	// (named for the extension of Exercise.File: exercise.sched for a
+	// .sched); results/*.json, what was recorded on a reference GPU,
+	// which replay shows; testdata/, the planted kernels.
+	Files    fs.FS
 	Actions  map[string]Action // step heading → action
 	Kernels  string
 	Problem  *Problem
 	Exercise *Exercise
-	Results  embed.FS // results/*.json, recorded on a reference GPU
 
-	// Planted are kernels in Testdata that the lesson's checks must pass
+	// Planted are kernels in testdata/ that the lesson's checks must pass
 	// or reject, as a learner's would be judged; tests run every one.
-	Planted  []Planted
-	Testdata embed.FS // testdata/*.cu
+	Planted []Planted
 }
 
 // Planted is a kernel file kept in a lesson's testdata: a solution its
@@ -99,14 +111,28 @@ func Register(d Def) {
 	registry[l.Slug] = l
 }
 
-// build parses the prose and attaches each action to its step.
+// build reads the lesson's files, parses the prose and attaches each
+// action to its step.
 func build(d Def) (*Lesson, error) {
 	l := &Lesson{Number: d.Number, Slug: d.Slug, Kernels: d.Kernels, Problem: d.Problem, Exercise: d.Exercise,
-		Planted: d.Planted, testdata: d.Testdata, stepOf: map[Action]string{}}
-	var err error
-	l.Title, l.Intro, l.Steps, err = parseMarkdown(d.Markdown)
+		Planted: d.Planted, files: d.Files, stepOf: map[Action]string{}}
+	if d.Files == nil {
+		return nil, fmt.Errorf("lessons: %s: the Def has no Files (//go:embed lesson.md … in lesson.go)", d.Slug)
+	}
+	md, err := fs.ReadFile(d.Files, "lesson.md")
+	if err != nil {
+		return nil, fmt.Errorf("lessons: %s: %w", d.Slug, err)
+	}
+	l.Title, l.Intro, l.Steps, err = parseMarkdown(string(md))
 	if err != nil {
 		return nil, fmt.Errorf("lessons: %s: lesson.md: %w", d.Slug, err)
+	}
+	if x := d.Exercise; x != nil && x.Starter == "" {
+		b, err := fs.ReadFile(d.Files, x.starterFile())
+		if err != nil {
+			return nil, fmt.Errorf("lessons: %s: the exercise's starter, %s, is not in the Def's Files: %w", d.Slug, x.starterFile(), err)
+		}
+		x.Starter = string(b) // the lesson keeps the Exercise the Def was given
 	}
 	used := map[string]bool{}
 	for i := range l.Steps {
@@ -130,11 +156,11 @@ func build(d Def) (*Lesson, error) {
 		}
 	}
 	for _, pk := range d.Planted {
-		if _, err := fs.Stat(d.Testdata, "testdata/"+pk.File); err != nil {
+		if _, err := fs.Stat(d.Files, "testdata/"+pk.File); err != nil {
 			return nil, fmt.Errorf("lessons: %s: planted kernel %s is not in the embedded testdata: %w", d.Slug, pk.File, err)
 		}
 	}
-	if l.recorded, err = loadRecorded(d.Results); err != nil {
+	if l.recorded, err = loadRecorded(d.Files); err != nil {
 		return nil, fmt.Errorf("lessons: %s: %w", d.Slug, err)
 	}
 	return l, nil
@@ -252,13 +278,17 @@ func (l *Lesson) Problems() []*Problem {
 	return out
 }
 
+// Folder is the name of the lesson's folder under lessons/, its number
+// and slug: "02-vector-add". Its notebook and figures are named after it.
+func (l *Lesson) Folder() string { return fmt.Sprintf("%02d-%s", l.Number, l.Slug) }
+
 // Recorded returns the results recorded for the lesson on a reference GPU.
 func (l *Lesson) Recorded() ResultSet { return l.recorded }
 
 // PlantedCode returns the source of a planted kernel from the lesson's
 // testdata.
 func (l *Lesson) PlantedCode(pk Planted) (string, error) {
-	b, err := fs.ReadFile(l.testdata, "testdata/"+pk.File)
+	b, err := fs.ReadFile(l.files, "testdata/"+pk.File)
 	return string(b), err
 }
 

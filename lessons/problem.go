@@ -6,6 +6,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/numeric"
 )
 
 // Size is a problem size: {n} for vectors, {m, n, k} for matrix products.
@@ -132,9 +133,19 @@ type Case interface {
 	// Poison fills the outputs with NaN, so that an unwritten element fails.
 	Poison() error
 	// Check reads the outputs back and compares them with the reference.
-	Check() (CheckStats, error)
+	Check() (numeric.CheckStats, error)
 	// Free releases the case's device memory.
 	Free()
+}
+
+// PoisonWord is the 32-bit word an output of type t is filled with before
+// a kernel runs (Case.Poison), so that an element never written fails its
+// check: numeric.Poison16 for 16-bit types, else numeric.Poison32.
+func PoisonWord(t gpu.DType) uint32 {
+	if t.Size() == 2 {
+		return numeric.Poison16
+	}
+	return numeric.Poison32
 }
 
 // impl returns the problem's impl called name.
@@ -147,6 +158,36 @@ func (p *Problem) impl(name string) (Impl, error) {
 		names = append(names, im.Name)
 	}
 	return Impl{}, fmt.Errorf("lessons: %s has no variant %q (it has: %s)", p.Name, name, strings.Join(names, ", "))
+}
+
+// impls returns the problem's impls called names, in that order, or all of
+// them where names is nil.
+func (p *Problem) impls(names []string) ([]Impl, error) {
+	if names == nil {
+		return p.Impls, nil
+	}
+	var out []Impl
+	for _, n := range names {
+		im, err := p.impl(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+// launchAs is the impl whose launch shape impl uses: itself, or for a
+// learner's kernel the version it is judged like.
+func (p *Problem) launchAs(impl Impl) Impl {
+	if impl.Like == "" {
+		return impl
+	}
+	if like, err := p.impl(impl.Like); err == nil {
+		like.Plan = impl.Plan
+		return like
+	}
+	return impl
 }
 
 func (im Impl) block() int {
@@ -188,3 +229,14 @@ func LadderImpls(file string) []Impl {
 
 // MatmulFLOPs is the work of an M×N×K matrix product: 2·M·N·K.
 func MatmulFLOPs(s Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) }
+
+// problemOf is override, else the lesson's problem.
+func problemOf(l *Lesson, override *Problem) (*Problem, error) {
+	if override != nil {
+		return override, nil
+	}
+	if l.Problem == nil {
+		return nil, fmt.Errorf("lessons: %s has no problem to run", l.Slug)
+	}
+	return l.Problem, nil
+}

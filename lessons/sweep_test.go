@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 	"cudarepl/plots"
 )
 
@@ -34,7 +34,7 @@ type fakeCase struct{}
 
 func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
 func (fakeCase) Poison() error                               { return nil }
-func (fakeCase) Check() (CheckStats, error)                  { return CheckStats{}, nil }
+func (fakeCase) Check() (numeric.CheckStats, error)          { return numeric.CheckStats{}, nil }
 func (fakeCase) Free()                                       {}
 
 // TestSweepStopsOnCancel: Ctrl-C during a sweep keeps what was measured and
@@ -127,38 +127,6 @@ func TestLadderBars(t *testing.T) {
 	b, ok = LadderBars(&Problem{Name: "t", Impls: p.Impls[:2]}, copied)
 	if !ok || b.YLabel != "% of copy" || b.Series[0].Values[0] != 25 || b.Series[0].Values[1] != 90 {
 		t.Errorf("LadderBars against the copy = %+v, %v; want v1 25%%, v2 90%% of copy", b, ok)
-	}
-}
-
-func TestConvLayoutRoundTrip(t *testing.T) {
-	const n, c, h, w = 2, 3, 4, 5
-	v := make([]float64, n*c*h*w)
-	for i := range v {
-		v[i] = float64(i)
-	}
-	m := Layout(v, n, c, h, w, true)
-	if m[1] != float64(h*w) { // NHWC: the second element is channel 1 of pixel 0
-		t.Errorf("Layout: element 1 = %v, want %v", m[1], h*w)
-	}
-	back := Logical(m, n, c, h, w, true)
-	for i := range v {
-		if back[i] != v[i] {
-			t.Fatalf("Logical(Layout(v))[%d] = %v, want %v", i, back[i], v[i])
-		}
-	}
-	if got := Layout(v, n, c, h, w, false); &got[0] != &v[0] {
-		t.Error("Layout(NCHW) copied; it should return v as it is")
-	}
-}
-
-func TestTolFP32Sum(t *testing.T) {
-	for _, tc := range []struct {
-		k    int
-		want float64
-	}{{1, TolFP32Reduction}, {2048, TolFP32Reduction}, {8192, 2 * TolFP32Reduction}} {
-		if got := TolFP32Sum(tc.k); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("TolFP32Sum(%d) = %g, want %g", tc.k, got, tc.want)
-		}
 	}
 }
 

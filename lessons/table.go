@@ -318,3 +318,9 @@ func pct(f float64) string {
 	}
 	return fmt.Sprintf("%.1f", 100*f)
 }
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -85,7 +85,7 @@ const setupCell = `!*rm -f go.work && go work init && go work use . "${GONB_DIR}
 %goworkfix`
 
 // FileName is the notebook file of lesson l, e.g. "02-vector-add.ipynb".
-func FileName(l *lessons.Lesson) string { return fmt.Sprintf("%02d-%s.ipynb", l.Number, l.Slug) }
+func FileName(l *lessons.Lesson) string { return l.Folder() + ".ipynb" }
 
 // Generate returns the notebook of lesson l as nbformat JSON. The same
 // lesson always gives the same bytes.

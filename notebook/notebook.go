@@ -21,6 +21,7 @@ import (
 	"cudarepl/fuse"
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all" // every lesson, registered
+	"cudarepl/lessons/fusecmd"
 	"cudarepl/plots"
 	_ "cudarepl/worker" // a cell's program is its own GPU worker
 )
@@ -118,7 +119,7 @@ func inCell() *Cell {
 	return c
 }
 
-// Fuse runs lessons.Env.Fuse in the cell's Env; an expression that does not
+// Fuse runs fusecmd.Run in the cell's Env; an expression that does not
 // parse is refused before any GPU is opened.
 func (c *Cell) Fuse(expr string, n int) error {
 	if _, err := fuse.Parse(expr); err != nil {
@@ -129,7 +130,7 @@ func (c *Cell) Fuse(expr string, n int) error {
 		return err
 	}
 	defer done()
-	return env.Fuse(expr, n)
+	return fusecmd.Run(env, expr, n)
 }
 
 // env returns the Cell's Env, or opens one (live, or replay without a GPU)

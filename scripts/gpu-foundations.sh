@@ -55,6 +55,7 @@ CUDAREPL_FIGURES=$OUT/figures_h100.json check gpu-tests 0 600 "" -- build/gpu.te
 check lessons-tests 0 600 "" -- bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
 check notebook-tests 0 300 "" -- bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
 check cudnnx-tests 0 300 "" -- build/cudnnx.test -test.v -test.count=1
+check blas-tests 0 300 "" -- build/blas.test -test.v -test.count=1
 
 (IFS=,; echo "[${json[*]}]") >"$OUT/foundations.json"
 printf '%-22s %5s %10s %10s  %s\n' step exit time limit ok

@@ -18,6 +18,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
   step bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
   step bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
   step build/cudnnx.test -test.v -test.count=1
+  step build/blas.test -test.v -test.count=1
 fi
 # LESSONS and NOTEBOOKS narrow a run to some lessons (default: all).
 LESSONS=${LESSONS:-$(build/cudarepl lessons | awk '{print $2}')}

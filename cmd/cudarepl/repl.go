@@ -17,6 +17,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"cudarepl/lessons"
+	"cudarepl/lessons/fusecmd"
 )
 
 // repl is the interactive session: the open lesson, its current step, and
@@ -421,7 +422,7 @@ func runEditor(path, again string) error {
 }
 
 func (r *repl) fuse(args []string) error {
-	n := lessons.FuseElements
+	n := fusecmd.Elements
 	if len(args) >= 2 && args[0] == "--n" {
 		sizes, err := lessons.ParseSizes(args[1:2])
 		if err != nil {
@@ -435,7 +436,7 @@ func (r *repl) fuse(args []string) error {
 	if len(args) == 0 {
 		return errors.New("fuse: give an expression, like: fuse sigmoid(a + b*c)")
 	}
-	return r.s.env.Fuse(strings.Join(args, " "), n)
+	return fusecmd.Run(r.s.env, strings.Join(args, " "), n)
 }
 
 func (r *repl) device() error {

@@ -8,28 +8,18 @@ import (
 	"cudarepl/lessons"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 func init() {
 	lessons.Register(lessons.Def{
-		Number: 1, Slug: "hello-gpu", Markdown: markdown, Kernels: "hello.cu", Results: results,
+		Number: 1, Slug: "hello-gpu", Files: files, Kernels: "hello.cu",
 		Problem: whereProblem(),
 		Exercise: &lessons.Exercise{
-			File: "where_am_i_exercise.cu", Kernel: "where_am_i_exercise", Like: "where_am_i", Starter: starter,
+			File: "where_am_i_exercise.cu", Kernel: "where_am_i_exercise", Like: "where_am_i",
 			Task: "Compute the thread's index in the grid, keep spare threads out, and write its block and thread index.",
 		},
-		Testdata: testdata,
-		Planted:  []lessons.Planted{{File: "solution.cu"}},
+		Planted: []lessons.Planted{{File: "solution.cu"}},
 		Actions: map[string]lessons.Action{
 			"The device":       lessons.Run{F: deviceTable},
 			"Who runs where":   lessons.Run{F: whereAmI, Kernel: "where_am_i", Block: 128, Size: lessons.Size{16 * 128}},

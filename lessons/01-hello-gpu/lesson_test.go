@@ -8,7 +8,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "hello-gpu") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 // TestCheckWhere: what where_am_i's threads wrote is checked on the CPU.
 func TestCheckWhere(t *testing.T) {

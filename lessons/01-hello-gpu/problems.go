@@ -7,6 +7,7 @@ import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // copyProblem is a device-to-device copy of n bytes (n a multiple of 4).
@@ -70,12 +71,12 @@ func (c *copyCase) Poison() error {
 }
 
 // Check compares every word of the copy with the source.
-func (c *copyCase) Check() (lessons.CheckStats, error) {
+func (c *copyCase) Check() (numeric.CheckStats, error) {
 	got, err := gpu.Download[uint32](c.env.Dev, c.dst, c.words)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st := lessons.CheckStats{N: c.words}
+	st := numeric.CheckStats{N: c.words}
 	bad, first := 0, -1
 	for i := range got {
 		if got[i] != c.want[i] {
@@ -155,7 +156,7 @@ func setupGEMM(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 			return nil, err
 		}
 	}
-	c.sample = lessons.MatmulSample(m, n, k)
+	c.sample = numeric.MatmulSample(m, n, k)
 	return c, nil
 }
 
@@ -184,12 +185,12 @@ func (c *gemmCase) Poison() error {
 
 // Check compares C (every element, or the sample for big products) with a
 // float64 product of the very inputs the impl read.
-func (c *gemmCase) Check() (lessons.CheckStats, error) {
+func (c *gemmCase) Check() (numeric.CheckStats, error) {
 	var got []float32
 	if c.last == "cuBLAS fp16" {
 		h, err := gpu.Download[uint16](c.env.Dev, c.c, c.m*c.n)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		got = make([]float32, len(h))
 		for i, v := range h {
@@ -198,7 +199,7 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 	} else {
 		var err error
 		if got, err = gpu.Download[float32](c.env.Dev, c.c, c.m*c.n); err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 	}
 	a, b := c.a, c.b
@@ -207,11 +208,11 @@ func (c *gemmCase) Check() (lessons.CheckStats, error) {
 	}
 	switch c.last {
 	case "cuBLAS fp32":
-		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolFP32Sum(c.k), false)
+		return numeric.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, numeric.TolFP32Sum(c.k), false)
 	case "cuBLAS tf32":
-		return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolTF32, true)
+		return numeric.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, numeric.TolTF32, true)
 	}
-	return lessons.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
+	return numeric.MatmulCheck(got, a, b, c.m, c.n, c.k, c.sample, numeric.TolHalf, true)
 }
 
 // gemmMemory is A and B in fp32 and fp16 and an fp32 C on the device; on

@@ -5,6 +5,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // whereProblem is where_am_i: each of n threads writes its block, its
@@ -65,16 +66,16 @@ func (c *whereCase) Poison() error {
 }
 
 // Check compares every thread's record with its position in the grid.
-func (c *whereCase) Check() (lessons.CheckStats, error) {
+func (c *whereCase) Check() (numeric.CheckStats, error) {
 	var got [3][]int32
 	for i, p := range c.out {
 		v, err := gpu.Download[int32](c.env.Dev, p, c.n+whereGuard)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		got[i] = v
 	}
-	st := lessons.CheckStats{N: 3 * c.n}
+	st := numeric.CheckStats{N: 3 * c.n}
 	for i, name := range []string{"block", "thread", "sm"} {
 		for j, v := range got[i][c.n:] {
 			if v != -1 {

@@ -8,29 +8,20 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 func init() {
 	lessons.Register(lessons.Def{
-		Number: 2, Slug: "vector-add", Markdown: markdown, Kernels: "vector_add.cu",
-		Problem: problem(), Results: results,
+		Number: 2, Slug: "vector-add", Files: files, Kernels: "vector_add.cu",
+		Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Starter: starter, Bench: lessons.Size{1 << 26},
+			File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1", Bench: lessons.Size{1 << 26},
 			Task: "Compute the thread's global index, and guard the memory accesses with it.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "foreign.cu"}, // its own name, no extern "C": found by its parameters
@@ -127,16 +118,16 @@ func (c *vcase) Poison() error {
 }
 
 // Check compares c with a + b, then checks that nothing was written past n.
-func (c *vcase) Check() (lessons.CheckStats, error) {
+func (c *vcase) Check() (numeric.CheckStats, error) {
 	out, err := gpu.Download[float32](c.env.Dev, c.c, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("c", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	st, err := numeric.Compare("c", out[:c.n], c.want, []int{c.n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	if err := lessons.PastTheEnd("c", out[c.n:], c.n); err != nil {
+	if err := numeric.PastTheEnd("c", out[c.n:], c.n); err != nil {
 		return st, err
 	}
 	return st, nil

@@ -9,7 +9,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "vector-add") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestLaunchTable(t *testing.T) {
 	var b bytes.Buffer

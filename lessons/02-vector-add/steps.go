@@ -8,6 +8,7 @@ import (
 	"cudarepl/gpu"
 	"cudarepl/kernels"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // launchTable prints the grids that cover a few sizes with blocks of 256.
@@ -45,7 +46,7 @@ func boundsCheck(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	defer c.Free()
 	_, err = c.Check()
-	var pe *lessons.PastTheEndError
+	var pe *numeric.PastTheEndError
 	switch {
 	case errors.As(err, &pe):
 		fmt.Fprintf(env.Out, "The check caught it: %v\n", err)

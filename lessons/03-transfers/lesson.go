@@ -11,22 +11,14 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
+
+//go:embed lesson.md exercise.sched results testdata
+var files embed.FS
 
 // kernelFile holds the lesson's kernels.
 const kernelFile = "transfers.cu"
-
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
-
-//go:embed exercise.sched
-var starter string
-
-//go:embed testdata
-var testdata embed.FS
 
 // The copy problem's impls.
 const (
@@ -73,15 +65,14 @@ func init() {
 		rounds = append(rounds, lessons.Size{pipeN, 4, r})
 	}
 	lessons.Register(lessons.Def{
-		Number: 3, Slug: "transfers", Markdown: markdown, Kernels: kernelFile, Problem: copyProblem(), Results: results,
+		Number: 3, Slug: "transfers", Files: files, Kernels: kernelFile, Problem: copyProblem(),
 		Exercise: &lessons.Exercise{
-			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Starter: starter, Bench: lessons.Size{pipeN, 4},
+			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Bench: lessons.Size{pipeN, 4},
 			What: "schedule", Plan: readSchedule, Show: showSchedule,
 			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
 				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
 				"and the device's stream waits for every stream before y is read.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.sched"},
 			{File: "one_stream.sched", Want: "nothing in this schedule can run at once"},
@@ -151,7 +142,7 @@ type tcase struct {
 
 func setupCopy(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	n := s[0] / 4
-	c := &tcase{env: env, bytes: int64(s[0]), x: lessons.RandomFloats(n, uint64(s[0]))}
+	c := &tcase{env: env, bytes: int64(s[0]), x: numeric.RandomFloats(n, uint64(s[0]))}
 	var err error
 	if c.dOut, err = gpu.Upload(env.Dev, c.x); err != nil {
 		return nil, err
@@ -249,7 +240,7 @@ func (c *tcase) Poison() error {
 }
 
 // Check compares what the last impl wrote with x, bit for bit.
-func (c *tcase) Check() (lessons.CheckStats, error) {
+func (c *tcase) Check() (numeric.CheckStats, error) {
 	n := int(c.bytes / 4)
 	var got []float32
 	var err error
@@ -259,9 +250,9 @@ func (c *tcase) Check() (lessons.CheckStats, error) {
 		got, err = gpu.Download[float32](c.env.Dev, c.dIn, n)
 	}
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return lessons.CompareMove("y", got, c.x, func(i int) int { return i }, []int{n})
+	return numeric.CompareMove("y", got, c.x, func(i int) int { return i }, []int{n})
 }
 
 func (c *tcase) Free() {

@@ -6,7 +6,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "transfers") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestBytesLabel(t *testing.T) {
 	for b, want := range map[int64]string{4 << 10: "4 KiB", 1 << 30: "1 GiB", 256 << 20: "256 MiB", 4112: "4112 B", 4: "4 B"} {

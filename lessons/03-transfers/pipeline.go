@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 func pipelineProblem() *lessons.Problem {
@@ -56,7 +57,7 @@ type pcase struct {
 }
 
 func setupPipeline(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	c := &pcase{env: env, n: s[0], streams: s[1], iters: workIters, x: lessons.RandomFloats(s[0], uint64(s[0]+s[1]))}
+	c := &pcase{env: env, n: s[0], streams: s[1], iters: workIters, x: numeric.RandomFloats(s[0], uint64(s[0]+s[1]))}
 	if len(s) > 2 {
 		c.iters = s[2]
 	}
@@ -219,29 +220,29 @@ const tolWork = 2e-4
 
 // Check compares what the last impl wrote: x on the device with x; y on
 // the device or the host with work's result.
-func (c *pcase) Check() (lessons.CheckStats, error) {
+func (c *pcase) Check() (numeric.CheckStats, error) {
 	switch c.impl {
 	case copyIn, duplex:
 		got, err := gpu.Download[float32](c.env.Dev, c.dx, c.n)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
-		st, err := lessons.CompareMove("x", got, c.x, func(i int) int { return i }, []int{c.n})
+		st, err := numeric.CompareMove("x", got, c.x, func(i int) int { return i }, []int{c.n})
 		if err != nil || c.impl == copyIn {
 			return st, err
 		}
 	case compute:
 		got, err := gpu.Download[float32](c.env.Dev, c.dy, c.n)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
-		return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
+		return numeric.Compare("y", got, c.want(), []int{c.n}, tolWork)
 	}
 	got, err := gpu.DownloadHost[float32](c.env.Dev, c.hy, c.n)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return lessons.Compare("y", got, c.want(), []int{c.n}, tolWork)
+	return numeric.Compare("y", got, c.want(), []int{c.n}, tolWork)
 }
 
 func (c *pcase) Free() {

@@ -11,19 +11,11 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // guardElems is the room behind each output, poisoned, where a kernel
 // that ignores its bounds would write.
@@ -58,12 +50,11 @@ func init() {
 	}
 	stride, aos, inflight := strideProblem(), particleProblem(), inflightProblem()
 	lessons.Register(lessons.Def{
-		Number: 4, Slug: "memory-access", Markdown: markdown, Kernels: "memory_access.cu", Problem: transposeProblem(), Results: results,
+		Number: 4, Slug: "memory-access", Files: files, Kernels: "memory_access.cu", Problem: transposeProblem(),
 		Exercise: &lessons.Exercise{
-			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Starter: starter, Bench: lessons.Size{8192, 8192},
+			File: "transpose_exercise.cu", Kernel: "transpose_exercise", Like: "transpose_v3", Bench: lessons.Size{8192, 8192},
 			Task: "Stage the block's 32 × 32 tile in shared memory, so that the reads of in and the writes of out both go along rows.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},
@@ -205,7 +196,7 @@ type mcase struct {
 // setupMove uploads n random floats for size s of a problem whose kernels
 // move x[from(i)] to y[i], y being called name and shaped dims.
 func setupMove(env *lessons.Env, s lessons.Size, n int, name string, dims []int, from func(int) int) (lessons.Case, error) {
-	c := &mcase{env: env, size: s, x: lessons.RandomFloats(n, uint64(n)), n: n, name: name, dims: dims, from: from}
+	c := &mcase{env: env, size: s, x: numeric.RandomFloats(n, uint64(n)), n: n, name: name, dims: dims, from: from}
 	var err error
 	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
 		return nil, err
@@ -244,16 +235,16 @@ func (c *mcase) Poison() error {
 
 // Check compares y with the elements of x the kernel should have moved
 // there, bit for bit, then checks that nothing was written past its end.
-func (c *mcase) Check() (lessons.CheckStats, error) {
+func (c *mcase) Check() (numeric.CheckStats, error) {
 	got, err := gpu.Download[float32](c.env.Dev, c.dy, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.CompareMove(c.name, got[:c.n], c.x, c.from, c.dims)
+	st, err := numeric.CompareMove(c.name, got[:c.n], c.x, c.from, c.dims)
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd(c.name, got[c.n:], c.n)
+	return st, numeric.PastTheEnd(c.name, got[c.n:], c.n)
 }
 
 func (c *mcase) Free() { c.env.FreeAll(c.dx, c.dy) }

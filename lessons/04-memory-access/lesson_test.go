@@ -8,7 +8,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "memory-access") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestBlocksPerSM(t *testing.T) {
 	h100 := gpu.DeviceInfo{RegsPerSM: 65536, MaxThreadsPerSM: 2048, MaxBlocksPerSM: 32}

@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // dt is the time step the particles advance by.
@@ -25,7 +26,7 @@ type pcase struct {
 
 func setupParticles(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	n := s[0]
-	fields := lessons.RandomFloats(6*n, uint64(n))
+	fields := numeric.RandomFloats(6*n, uint64(n))
 	c := &pcase{env: env, n: n, want: make([]float64, n)}
 	x, vx := make([]float32, n), make([]float32, n)
 	for i := range n {
@@ -69,16 +70,16 @@ func (c *pcase) Poison() error {
 
 // Check compares x' with x + vx·dt in float64, then checks that nothing
 // was written past n.
-func (c *pcase) Check() (lessons.CheckStats, error) {
+func (c *pcase) Check() (numeric.CheckStats, error) {
 	got, err := gpu.Download[float32](c.env.Dev, c.xo, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("x'", got[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	st, err := numeric.Compare("x'", got[:c.n], c.want, []int{c.n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd("x'", got[c.n:], c.n)
+	return st, numeric.PastTheEnd("x'", got[c.n:], c.n)
 }
 
 func (c *pcase) Free() { c.env.FreeAll(c.aos, c.x, c.vx, c.xo) }

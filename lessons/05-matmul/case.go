@@ -6,6 +6,7 @@ import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // mcase is one product on the GPU, with its inputs kept for the reference.
@@ -20,9 +21,9 @@ type mcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	m, n, k := s[0], s[1], s[2]
-	c := &mcase{env: env, m: m, n: n, k: k, sample: lessons.MatmulSample(m, n, k)}
-	a32, a := lessons.RandomMatrix(m * k)
-	b32, b := lessons.RandomMatrix(k * n)
+	c := &mcase{env: env, m: m, n: n, k: k, sample: numeric.MatmulSample(m, n, k)}
+	a32, a := numeric.RandomMatrix(m * k)
+	b32, b := numeric.RandomMatrix(k * n)
 	c.a, c.b = a, b
 	var err error
 	if c.da, c.db, c.dc, err = lessons.UploadPair(env, a32, b32, int64(4*m*n)); err != nil {
@@ -58,12 +59,12 @@ func (c *mcase) Poison() error {
 
 // Check compares C with a float64 product of the same inputs: every element,
 // or a sample of them for products too big to redo on the CPU.
-func (c *mcase) Check() (lessons.CheckStats, error) {
+func (c *mcase) Check() (numeric.CheckStats, error) {
 	got, err := gpu.Download[float32](c.env.Dev, c.dc, c.m*c.n)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolFP32Sum(c.k), false)
+	return numeric.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, numeric.TolFP32Sum(c.k), false)
 }
 
 func (c *mcase) Free() {

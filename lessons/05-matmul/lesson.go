@@ -10,17 +10,8 @@ import (
 	"cudarepl/lessons"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 func init() {
 	p, tc, bf := problem(), tensorProblem(false), tensorProblem(true)
@@ -30,12 +21,11 @@ func init() {
 	tensorCores := &lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 		Problem: tc, Sizes: sizes, Ladder: true}
 	lessons.Register(lessons.Def{
-		Number: 5, Slug: "matmul", Markdown: markdown, Kernels: "matmul.cu", Problem: p, Results: results,
+		Number: 5, Slug: "matmul", Files: files, Kernels: "matmul.cu", Problem: p,
 		Exercise: &lessons.Exercise{
-			File: "matmul_exercise.cu", Kernel: "matmul_exercise", Like: "matmul_v3", Starter: starter,
+			File: "matmul_exercise.cu", Kernel: "matmul_exercise", Like: "matmul_v3",
 			Task: "Load the two tiles into shared memory, zero outside the matrices, and put the two barriers where they belong.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"}, // the barriers in their places: no hazard

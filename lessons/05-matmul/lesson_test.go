@@ -9,7 +9,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "matmul") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 // TestEveryVersionHasItsShape: each version of the ladder has a tile for
 // the traffic table and a block size that fits its launch.

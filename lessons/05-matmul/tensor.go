@@ -7,6 +7,7 @@ import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // tensorProblem is C = A·B with fp16 (or bf16) inputs and output and fp32
@@ -68,7 +69,7 @@ const (
 
 func setupHalf(env *lessons.Env, s lessons.Size, bf16 bool) (lessons.Case, error) {
 	m, n, k := s[0], s[1], s[2]
-	c := &hcase{env: env, bf16: bf16, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: lessons.MatmulSample(m, n, k)}
+	c := &hcase{env: env, bf16: bf16, m: m, n: n, k: k, a: make([]float64, m*k), b: make([]float64, k*n), sample: numeric.MatmulSample(m, n, k)}
 	round := func(dst []float64) []uint16 {
 		h := make([]uint16, len(dst))
 		for i := range h {
@@ -132,16 +133,16 @@ func (c *hcase) Poison() error {
 
 // Check compares C, rounded to fp16, with a float64 product of the rounded
 // inputs, as a whole: ‖out − ref‖/‖ref‖ ≤ 10⁻², no element unwritten.
-func (c *hcase) Check() (lessons.CheckStats, error) {
+func (c *hcase) Check() (numeric.CheckStats, error) {
 	h, err := gpu.Download[uint16](c.env.Dev, c.dc, c.m*c.n)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
 	got := make([]float32, len(h))
 	for i, v := range h {
 		got[i] = c.from(v)
 	}
-	return lessons.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, lessons.TolHalf, true)
+	return numeric.MatmulCheck(got, c.a, c.b, c.m, c.n, c.k, c.sample, numeric.TolHalf, true)
 }
 
 func (c *hcase) Free() {

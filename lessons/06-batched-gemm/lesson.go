@@ -10,13 +10,11 @@ import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // The four ways to run a batch, as impls.
 const (
@@ -37,7 +35,7 @@ func init() {
 	}
 	batchSizes := &lessons.Sweep{Title: "Batched 256³ GEMMs", XLabel: "products in the batch", Sizes: sweep}
 	lessons.Register(lessons.Def{
-		Number: 6, Slug: "batched-gemm", Markdown: markdown, Kernels: "matmul_batched.cu", Problem: problem(), Results: results,
+		Number: 6, Slug: "batched-gemm", Files: files, Kernels: "matmul_batched.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Forty small products":           lessons.ShowKernel{Names: []string{kernelBatched}},
 			"Small tiles for small products": lessons.ShowKernel{Names: []string{kernelTiled}},
@@ -98,14 +96,14 @@ type bcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	c := &bcase{env: env, batch: s[0], m: s[1], n: s[2], k: s[3]}
-	a32, a := lessons.RandomMatrix(c.batch * c.m * c.k)
-	b32, b := lessons.RandomMatrix(c.batch * c.k * c.n)
+	a32, a := numeric.RandomMatrix(c.batch * c.m * c.k)
+	b32, b := numeric.RandomMatrix(c.batch * c.k * c.n)
 	c.a, c.b = a, b
 	// The whole batch must stay cheap to check: past the budget, sample.
 	total := float64(c.batch) * float64(c.m) * float64(c.n) * float64(c.k)
 	for range c.batch {
 		var idx []int
-		if total > lessons.FullCheckMACs {
+		if total > numeric.FullCheckMACs {
 			for range 64 {
 				idx = append(idx, rand.IntN(c.m*c.n))
 			}
@@ -164,15 +162,15 @@ func (c *bcase) Poison() error {
 }
 
 // Check compares every product of the batch with its float64 reference.
-func (c *bcase) Check() (lessons.CheckStats, error) {
+func (c *bcase) Check() (numeric.CheckStats, error) {
 	got, err := gpu.Download[float32](c.env.Dev, c.dc, c.batch*c.m*c.n)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	var worst lessons.CheckStats
+	var worst numeric.CheckStats
 	sa, sb, sc := c.m*c.k, c.k*c.n, c.m*c.n
 	for i := range c.batch {
-		st, err := lessons.MatmulCheck(got[i*sc:(i+1)*sc], c.a[i*sa:(i+1)*sa], c.b[i*sb:(i+1)*sb], c.m, c.n, c.k, c.samples[i], lessons.TolFP32Sum(c.k), false)
+		st, err := numeric.MatmulCheck(got[i*sc:(i+1)*sc], c.a[i*sa:(i+1)*sa], c.b[i*sb:(i+1)*sb], c.m, c.n, c.k, c.samples[i], numeric.TolFP32Sum(c.k), false)
 		if err != nil {
 			return st, fmt.Errorf("product %d of %d: %w", i, c.batch, err)
 		}

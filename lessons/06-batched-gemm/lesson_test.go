@@ -9,7 +9,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "batched-gemm") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestFloat4Rows(t *testing.T) {
 	if err := float4Rows(lessons.Size{40, 256, 256, 256}); err != nil {

@@ -10,13 +10,11 @@ import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // format is one precision: how its operands are stored and multiplied.
 type format struct {
@@ -50,7 +48,7 @@ func init() {
 	throughput := &lessons.Sweep{Title: "GEMM throughput by precision", XLabel: "matrix size (square, one side)",
 		Sizes: []lessons.Size{{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}}}
 	lessons.Register(lessons.Def{
-		Number: 7, Slug: "precision", Markdown: markdown, Problem: problem(), Results: results,
+		Number: 7, Slug: "precision", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Five precisions": lessons.Run{F: memoryTable},
 			"Check":           check,
@@ -101,9 +99,9 @@ type pcase struct {
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	c := &pcase{env: env, m: s[0], n: s[1], k: s[2], dev: map[string][2]gpu.DevicePtr{}}
-	c.a, c.a64 = lessons.RandomMatrix(c.m * c.k)
-	c.b, c.b64 = lessons.RandomMatrix(c.k * c.n)
-	c.sample = lessons.MatmulSample(c.m, c.n, c.k)
+	c.a, c.a64 = numeric.RandomMatrix(c.m * c.k)
+	c.b, c.b64 = numeric.RandomMatrix(c.k * c.n)
+	c.sample = numeric.MatmulSample(c.m, c.n, c.k)
 	var err error
 	if c.dc, err = env.Dev.Alloc(int64(4 * c.m * c.n)); err != nil {
 		return nil, err
@@ -177,19 +175,19 @@ func (c *pcase) Poison() error {
 
 // Check compares C with the float64 product of the unrounded inputs, as a
 // whole: the error the precision costs.
-func (c *pcase) Check() (lessons.CheckStats, error) {
+func (c *pcase) Check() (numeric.CheckStats, error) {
 	got := make([]float32, c.m*c.n)
 	switch c.last.out {
 	case gpu.FP32:
 		v, err := gpu.Download[float32](c.env.Dev, c.dc, c.m*c.n)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		got = v
 	default:
 		h, err := gpu.Download[uint16](c.env.Dev, c.dc, c.m*c.n)
 		if err != nil {
-			return lessons.CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		for i, x := range h {
 			if c.last.out == gpu.FP16 {
@@ -199,7 +197,7 @@ func (c *pcase) Check() (lessons.CheckStats, error) {
 			}
 		}
 	}
-	return lessons.MatmulCheck(got, c.a64, c.b64, c.m, c.n, c.k, c.sample, c.last.tol, true)
+	return numeric.MatmulCheck(got, c.a64, c.b64, c.m, c.n, c.k, c.sample, c.last.tol, true)
 }
 
 // memory is C in fp32 and A and B in every input format that the impls

@@ -9,7 +9,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "precision") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestFormats(t *testing.T) {
 	for _, f := range formats {

@@ -11,22 +11,14 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
+
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // kernelFile holds the lesson's kernels.
 const kernelFile = "launches.cu"
-
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
 
 // The chain's impls, and its step's coefficients: y = a·x + b with a = −1
 // and b = 1 maps integers to integers exactly, and a kernel that ignores a
@@ -53,12 +45,11 @@ func init() {
 		chains = append(chains, lessons.Size{n, chainElems})
 	}
 	lessons.Register(lessons.Def{
-		Number: 8, Slug: "launch-and-graphs", Markdown: markdown, Kernels: kernelFile, Problem: chainProblem(), Results: results,
+		Number: 8, Slug: "launch-and-graphs", Files: files, Kernels: kernelFile, Problem: chainProblem(),
 		Exercise: &lessons.Exercise{
-			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Starter: starter, Bench: lessons.Size{1000, chainElems},
+			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Bench: lessons.Size{1000, chainElems},
 			Task: "Write the chain's link, y = a·x + b for the first n elements; cudarepl captures a chain of your launches into a graph and replays it.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "swapped.cu", Want: "check: y["},
@@ -191,13 +182,13 @@ func (c *ccase) Poison() error {
 
 // Check compares the last link's output with the chain worked out on the
 // CPU, then checks that no link wrote past n.
-func (c *ccase) Check() (lessons.CheckStats, error) {
+func (c *ccase) Check() (numeric.CheckStats, error) {
 	return checkChain(c.env, c.buf, c.x, c.links, chainA, chainB)
 }
 
 // checkChain checks the output of a chain of links links with
 // coefficients a and b over the input x, in bufs as ccase lays it out.
-func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int, a, b float64) (lessons.CheckStats, error) {
+func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int, a, b float64) (numeric.CheckStats, error) {
 	n := len(x)
 	want := make([]float64, n)
 	for i, v := range x {
@@ -210,13 +201,13 @@ func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int,
 	last := (links - 1) % 2
 	got, err := gpu.Download[float32](env.Dev, bufs[last], n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("y", got[:n], want, []int{n}, lessons.TolFP32)
+	st, err := numeric.Compare("y", got[:n], want, []int{n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	if err := lessons.PastTheEnd("y", got[n:], n); err != nil || links == 1 {
+	if err := numeric.PastTheEnd("y", got[n:], n); err != nil || links == 1 {
 		return st, err
 	}
 	// The other buffer, which the links before the last wrote.
@@ -224,7 +215,7 @@ func checkChain(env *lessons.Env, bufs [2]gpu.DevicePtr, x []float32, links int,
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd("y", guard, n)
+	return st, numeric.PastTheEnd("y", guard, n)
 }
 
 func (c *ccase) Free() {

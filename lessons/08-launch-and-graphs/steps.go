@@ -9,6 +9,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
 // rounds is how many interleaved rounds a figure of this lesson is the
@@ -358,7 +359,7 @@ func allocateAt(env *lessons.Env, l *lessons.Lesson, step string, n int) ([]less
 		if err != nil {
 			return out, err
 		}
-		if _, err := lessons.Compare("y", got, want, []int{n}, lessons.TolFP32); err != nil {
+		if _, err := numeric.Compare("y", got, want, []int{n}, numeric.TolFP32); err != nil {
 			return out, fmt.Errorf("%s: %w", w.name, err)
 		}
 		t, err := env.Dev.Bench(gpu.Bench{Name: w.name, Ops: [][]gpu.Op{w.ops}, Reps: stepsTimed})

@@ -14,20 +14,13 @@ import (
 	"cudarepl/fuse"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/fusecmd"
+	"cudarepl/numeric"
 	"cudarepl/nvrtc"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // expr is the lesson's expression, as a learner would type it.
 const expr = "sigmoid(a + b*c)"
@@ -55,12 +48,11 @@ func init() {
 		sizes = append(sizes, lessons.Size{1 << k})
 	}
 	lessons.Register(lessons.Def{
-		Number: 9, Slug: "fusion", Markdown: markdown, Kernels: "fusion.cu", Problem: problem(), Results: results,
+		Number: 9, Slug: "fusion", Files: files, Kernels: "fusion.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Starter: starter, Bench: lessons.Size{1 << 26},
+			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: "fusion_v1", Bench: lessons.Size{1 << 26},
 			Task: "Compute the expression in one statement, its intermediate in a register, so each input is read once and y written once.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "sign_lost.cu", Want: "check: y["},
@@ -241,16 +233,16 @@ func (c *fcase) Poison() error {
 
 // Check compares y with the float64 expression, then checks that nothing
 // was written past n.
-func (c *fcase) Check() (lessons.CheckStats, error) {
+func (c *fcase) Check() (numeric.CheckStats, error) {
 	out, err := gpu.Download[float32](c.env.Dev, c.y, c.n+guardElems)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	st, err := lessons.Compare("y", out[:c.n], c.want, []int{c.n}, lessons.TolFP32)
+	st, err := numeric.Compare("y", out[:c.n], c.want, []int{c.n}, numeric.TolFP32)
 	if err != nil {
 		return st, err
 	}
-	return st, lessons.PastTheEnd("y", out[c.n:], c.n)
+	return st, numeric.PastTheEnd("y", out[c.n:], c.n)
 }
 
 func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }
@@ -260,7 +252,7 @@ func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }
 // each way moves (the sweep's "fused at run time" is that kernel, recorded).
 func atRunTime(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 	if env.Live() {
-		return env.Fuse(expr, 1<<26)
+		return fusecmd.Run(env, expr, fusecmd.Elements)
 	}
 	e, err := fuse.Parse(expr)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "fusion") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestReference(t *testing.T) {
 	for _, tc := range []struct{ a, b, c, want float64 }{

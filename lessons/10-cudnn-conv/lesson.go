@@ -10,13 +10,12 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/conv"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // benchShape is the convolution the lesson measures: a ResNet-style 3×3
 // layer on 112×112 feature maps.
@@ -28,7 +27,7 @@ func init() {
 		sweep = append(sweep, lessons.Size{n, 64, 112, 112, 64})
 	}
 	lessons.Register(lessons.Def{
-		Number: 10, Slug: "cudnn-conv", Markdown: markdown, Problem: problem(), Results: results,
+		Number: 10, Slug: "cudnn-conv", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"A convolution as a graph": lessons.Run{Name: "show", F: showGraph},
 			"Check":                    lessons.CheckStep{},
@@ -66,24 +65,24 @@ func problem() *lessons.Problem {
 		},
 		Setup:     setup,
 		Memory:    memory,
-		Work:      lessons.ConvFLOPs,
-		SizeLabel: lessons.ConvLabel,
+		Work:      conv.FLOPs,
+		SizeLabel: conv.Label,
 	}
 }
 
 // ccase holds the inputs in both types, uploaded per layout as impls ask.
 type ccase struct {
 	env  *lessons.Env
-	s    lessons.ConvShape
-	data map[gpu.DType]*lessons.ConvData
-	bufs map[variant]*lessons.ConvBuffers
+	s    conv.Shape
+	data map[gpu.DType]*conv.Data
+	bufs map[variant]*conv.Buffers
 	last variant
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	sh := lessons.ConvOf(s)
-	return &ccase{env: env, s: sh, bufs: map[variant]*lessons.ConvBuffers{},
-		data: map[gpu.DType]*lessons.ConvData{gpu.FP16: lessons.NewConvData(sh, gpu.FP16), gpu.FP32: lessons.NewConvData(sh, gpu.FP32)}}, nil
+	sh := conv.Of(s)
+	return &ccase{env: env, s: sh, bufs: map[variant]*conv.Buffers{},
+		data: map[gpu.DType]*conv.Data{gpu.FP16: conv.NewData(sh, gpu.FP16), gpu.FP32: conv.NewData(sh, gpu.FP32)}}, nil
 }
 
 func (c *ccase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
@@ -100,7 +99,7 @@ func (c *ccase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 		c.bufs[v] = b
 	}
 	c.last = v
-	g, x, w, _, y := lessons.ConvGraph(impl.Name, c.s, v.dt, v.nhwc, false)
+	g, x, w, _, y := conv.Graph(impl.Name, c.s, v.dt, v.nhwc, false)
 	op, err := g.Op(b.Bind(x, w, nil, y), cudnnx.Options{})
 	if err != nil {
 		return nil, err
@@ -113,18 +112,18 @@ func (c *ccase) Poison() error { return c.bufs[c.last].Poison(c.env.Dev) }
 // Check compares the last variant's output with the float64 convolution.
 // fp32 is held to the fp16 bound too: cuDNN may compute fp32 convolutions
 // with TF32 tensor cores, which keep 10 bits of mantissa.
-func (c *ccase) Check() (lessons.CheckStats, error) {
+func (c *ccase) Check() (numeric.CheckStats, error) {
 	got, err := c.bufs[c.last].Output(c.env.Dev)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return c.data[c.last.dt].Check(got, false, lessons.TolHalf)
+	return c.data[c.last.dt].Check(got, false, numeric.TolHalf)
 }
 
 // memory is the buffers of every variant, kept once uploaded: fp16 and
 // fp32, each in two layouts. On the host, each type keeps its own float64 inputs.
 func memory(s lessons.Size) lessons.Memory {
-	h, f := lessons.ConvMemory(2, 2)(s), lessons.ConvMemory(4, 2)(s)
+	h, f := conv.Memory(2, 2)(s), conv.Memory(4, 2)(s)
 	return lessons.Memory{Device: h.Device + f.Device, Host: 2 * f.Host}
 }
 
@@ -138,7 +137,7 @@ func (c *ccase) Free() {
 // needed, since a graph is data until it is built.
 func showGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
 	for _, v := range []string{"graph NHWC fp16", "graph NCHW fp32"} {
-		g, _, _, _, _ := lessons.ConvGraph(v, lessons.ConvOf(benchShape), variants[v].dt, variants[v].nhwc, false)
+		g, _, _, _, _ := conv.Graph(v, conv.Of(benchShape), variants[v].dt, variants[v].nhwc, false)
 		fmt.Fprintln(env.Out, g)
 	}
 	return nil
@@ -160,9 +159,9 @@ func legacyName(v variant, algo string) string {
 func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
 	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
 		var rs []lessons.Result
-		sh := lessons.ConvOf(benchShape)
+		sh := conv.Of(benchShape)
 		for _, v := range legacyCases {
-			b, err := lessons.NewConvData(sh, v.dt).Upload(env.Dev, v.dt, v.nhwc)
+			b, err := conv.NewData(sh, v.dt).Upload(env.Dev, v.dt, v.nhwc)
 			if err != nil {
 				return nil, err
 			}
@@ -173,10 +172,10 @@ func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
 				return nil, err
 			}
 			for _, a := range algos {
-				r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: legacyName(v, a.Name), Size: lessons.ConvLabel(benchShape),
+				r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: legacyName(v, a.Name), Size: conv.Label(benchShape),
 					Dims: benchShape, DType: v.dt.String(), MedianMs: a.Time.Seconds() * 1e3, Workspace: a.Workspace, Detail: a.Status, Unit: "TFLOP/s"}
 				if a.Time > 0 {
-					r.Throughput = lessons.ConvFLOPs(benchShape) / a.Time.Seconds() / 1e12
+					r.Throughput = conv.FLOPs(benchShape) / a.Time.Seconds() / 1e12
 				}
 				rs = append(rs, env.Record(r))
 			}
@@ -189,7 +188,7 @@ func algorithms(env *lessons.Env, l *lessons.Lesson, step string) error {
 	t := &lessons.Table{
 		Headers: []string{"layout, type: algorithm", "time (ms)", "TFLOP/s", "workspace (MiB)", "status"},
 		Right:   []bool{false, true, true, true, false},
-		Notes:   []string{lessons.ConvLabel(benchShape) + ", 3×3, padding 1 · " + lessons.ResultSet{Results: rs}.Source()},
+		Notes:   []string{conv.Label(benchShape) + ", 3×3, padding 1 · " + lessons.ResultSet{Results: rs}.Source()},
 	}
 	for _, r := range rs {
 		ms, tf := "—", "—"

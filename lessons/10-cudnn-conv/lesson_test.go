@@ -8,7 +8,7 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "cudnn-conv") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestLegacyName(t *testing.T) {
 	if got := legacyName(variant{gpu.FP16, true}, "IMPLICIT_PRECOMP_GEMM"); got != "NHWC float16: IMPLICIT_PRECOMP_GEMM" {

@@ -10,13 +10,12 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/conv"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // benchShape is the layer the lesson measures, fp16 NHWC.
 var benchShape = lessons.Size{32, 64, 112, 112, 64}
@@ -37,7 +36,7 @@ func init() {
 	}
 	fusedOrNot := &lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep}
 	lessons.Register(lessons.Def{
-		Number: 11, Slug: "cudnn-fusion", Markdown: markdown, Kernels: "bias_relu.cu", Problem: problem(), Results: results,
+		Number: 11, Slug: "cudnn-fusion", Files: files, Kernels: "bias_relu.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
 			"The fused graph":       lessons.Run{Name: "show", F: showGraph},
@@ -67,29 +66,29 @@ func problem() *lessons.Problem {
 			{Name: autotuned, Summary: "the same graph, every candidate plan timed and the fastest kept", Library: true},
 		},
 		Setup:     setup,
-		Memory:    lessons.ConvMemory(2, 1),
-		Work:      lessons.ConvFLOPs,
-		SizeLabel: lessons.ConvLabel,
+		Memory:    conv.Memory(2, 1),
+		Work:      conv.FLOPs,
+		SizeLabel: conv.Label,
 	}
 }
 
 // fcase is one layer's data on the GPU, fp16 NHWC.
 type fcase struct {
 	env       *lessons.Env
-	s         lessons.ConvShape
-	data      *lessons.ConvData
-	buf       *lessons.ConvBuffers
+	s         conv.Shape
+	data      *conv.Data
+	buf       *conv.Buffers
 	bias, act gpu.Kernel
 	biasAct   gpu.Kernel // bias and ReLU in one pass
 	last      string
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	sh := lessons.ConvOf(s)
+	sh := conv.Of(s)
 	if sh.K%8 != 0 {
-		return nil, fmt.Errorf("%s: the bias kernel reads 8 channels at a time, so K must be a multiple of 8", lessons.ConvLabel(s))
+		return nil, fmt.Errorf("%s: the bias kernel reads 8 channels at a time, so K must be a multiple of 8", conv.Label(s))
 	}
-	c := &fcase{env: env, s: sh, data: lessons.NewConvData(sh, gpu.FP16)}
+	c := &fcase{env: env, s: sh, data: conv.NewData(sh, gpu.FP16)}
 	var err error
 	if c.bias, err = env.FileKernel("bias_relu.cu", "bias_add_nhwc"); err != nil {
 		return nil, err
@@ -109,7 +108,7 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	c.last = impl.Name
 	biasRelu := impl.Name == fused || impl.Name == autotuned
-	g, x, w, b, y := lessons.ConvGraph(impl.Name, c.s, gpu.FP16, true, biasRelu)
+	g, x, w, b, y := conv.Graph(impl.Name, c.s, gpu.FP16, true, biasRelu)
 	op, err := g.Op(c.buf.Bind(x, w, b, y), cudnnx.Options{Autotune: impl.Name == autotuned})
 	if err != nil {
 		return nil, err
@@ -139,18 +138,18 @@ func (c *fcase) Poison() error { return c.buf.Poison(c.env.Dev) }
 
 // Check compares the output with the float64 layer (the convolution alone
 // for "conv alone").
-func (c *fcase) Check() (lessons.CheckStats, error) {
+func (c *fcase) Check() (numeric.CheckStats, error) {
 	got, err := c.buf.Output(c.env.Dev)
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
-	return c.data.Check(got, c.last != convAlone, lessons.TolHalf)
+	return c.data.Check(got, c.last != convAlone, numeric.TolHalf)
 }
 
 func (c *fcase) Free() { c.buf.Free(c.env.Dev) }
 
 func showGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
-	g, _, _, _, _ := lessons.ConvGraph("conv+bias+relu", lessons.ConvOf(benchShape), gpu.FP16, true, true)
+	g, _, _, _, _ := conv.Graph("conv+bias+relu", conv.Of(benchShape), gpu.FP16, true, true)
 	fmt.Fprintln(env.Out, g)
 	return nil
 }
@@ -158,7 +157,7 @@ func showGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
 // traffic is the global-memory traffic of each way, predicted: x, w and the
 // bias read once, y written once; unfused, the bias and the ReLU kernels each
 // read and write y again, or the one bias+ReLU kernel does once.
-func traffic(s lessons.ConvShape, impl string) int64 {
+func traffic(s conv.Shape, impl string) int64 {
 	x, w, y := int64(2*s.N*s.C*s.H*s.W), int64(2*s.K*s.C*9), int64(2*s.N*s.K*s.H*s.W)
 	switch impl {
 	case convAlone:
@@ -182,7 +181,7 @@ func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error
 		}
 	}
 	base, ok := by[unfused]
-	conv, ok2 := by[convAlone]
+	alone, ok2 := by[convAlone]
 	if !ok || !ok2 {
 		fmt.Fprintln(env.Out, "No results at N = 32 yet: run the sweep ('bench') first.")
 		return nil
@@ -190,15 +189,15 @@ func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error
 	t := &lessons.Table{
 		Headers: []string{"way", "memory traffic (MB)", "time (ms)", "× faster than unfused", "× the conv alone"},
 		Right:   []bool{false, true, true, true, true},
-		Notes:   []string{lessons.ConvLabel(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + env.About(rs)},
+		Notes:   []string{conv.Label(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + env.About(rs)},
 	}
 	for _, im := range l.Problem.Impls {
 		r, ok := by[im.Name]
 		if !ok {
 			continue
 		}
-		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%.0f", float64(traffic(lessons.ConvOf(benchShape), im.Name))/1e6),
-			fmt.Sprintf("%.4f", r.MedianMs), fmt.Sprintf("%.2f", base.MedianMs/r.MedianMs), fmt.Sprintf("%.2f", r.MedianMs/conv.MedianMs)})
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%.0f", float64(traffic(conv.Of(benchShape), im.Name))/1e6),
+			fmt.Sprintf("%.4f", r.MedianMs), fmt.Sprintf("%.2f", base.MedianMs/r.MedianMs), fmt.Sprintf("%.2f", r.MedianMs/alone.MedianMs)})
 	}
 	env.PrintTable(t)
 	return nil
@@ -206,12 +205,12 @@ func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error
 
 // layer builds the measured layer's fused graph with buffers on the GPU.
 func layer(env *lessons.Env) (*cudnnx.Graph, cudnnx.Bind, func(), error) {
-	sh := lessons.ConvOf(benchShape)
-	buf, err := lessons.NewConvData(sh, gpu.FP16).Upload(env.Dev, gpu.FP16, true)
+	sh := conv.Of(benchShape)
+	buf, err := conv.NewData(sh, gpu.FP16).Upload(env.Dev, gpu.FP16, true)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	g, x, w, b, y := lessons.ConvGraph("conv+bias+relu", sh, gpu.FP16, true, true)
+	g, x, w, b, y := conv.Graph("conv+bias+relu", sh, gpu.FP16, true, true)
 	return g, buf.Bind(x, w, b, y), func() { buf.Free(env.Dev) }, nil
 }
 
@@ -238,7 +237,7 @@ func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
 				}
 				ts = append(ts, time.Since(start))
 			}
-			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: way.name, Size: lessons.ConvLabel(benchShape),
+			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: way.name, Size: conv.Label(benchShape),
 				Dims: benchShape, DType: "float16"}.WithTimes(gpu.Summarize(ts))))
 		}
 		return out, nil
@@ -286,7 +285,7 @@ func autotune(env *lessons.Env, l *lessons.Lesson, step string) error {
 				detail = c.Err
 			}
 			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: fmt.Sprintf("config %d: engine %d", i+1, c.Engine),
-				Size: lessons.ConvLabel(benchShape), Dims: benchShape, DType: "float16", MedianMs: c.Time.Seconds() * 1e3,
+				Size: conv.Label(benchShape), Dims: benchShape, DType: "float16", MedianMs: c.Time.Seconds() * 1e3,
 				Workspace: c.Workspace, Detail: detail}))
 		}
 		return out, nil
@@ -297,7 +296,7 @@ func autotune(env *lessons.Env, l *lessons.Lesson, step string) error {
 	t := &lessons.Table{
 		Headers: []string{"candidate (engines differ in their knobs too)", "time (ms)", "workspace (KiB)", ""},
 		Right:   []bool{false, true, true, false},
-		Notes:   []string{lessons.ConvLabel(benchShape) + " conv+bias+ReLU, fp16 NHWC, in the heuristics' order · " + lessons.ResultSet{Results: rs}.Source()},
+		Notes:   []string{conv.Label(benchShape) + " conv+bias+ReLU, fp16 NHWC, in the heuristics' order · " + lessons.ResultSet{Results: rs}.Source()},
 	}
 	for _, r := range rs {
 		ms := "—"

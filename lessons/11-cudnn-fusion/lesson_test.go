@@ -3,17 +3,17 @@ package cudnnfusion
 import (
 	"testing"
 
-	"cudarepl/lessons"
+	"cudarepl/lessons/conv"
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "cudnn-fusion") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 // TestTraffic: unfused, y crosses memory five times (written by the
 // convolution, read and written by the bias kernel and again by the ReLU);
 // fused, once.
 func TestTraffic(t *testing.T) {
-	s := lessons.ConvOf(benchShape)
+	s := conv.Of(benchShape)
 	y := int64(2 * s.N * s.K * s.H * s.W)
 	if d := traffic(s, unfused) - traffic(s, fused); d != 4*y {
 		t.Errorf("unfused moves %d bytes more than fused, want 4·y = %d", d, 4*y)

@@ -11,20 +11,13 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/kernels"
 	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // elements is how many a benchmark point holds: rows × columns = 2²⁶.
 const elements = 1 << 26
@@ -40,12 +33,11 @@ func init() {
 	}
 	half := halfProblem()
 	lessons.Register(lessons.Def{
-		Number: 12, Slug: "softmax", Markdown: markdown, Kernels: "softmax.cu", Problem: problem(), Results: results,
+		Number: 12, Slug: "softmax", Files: files, Kernels: "softmax.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Starter: starter, Bench: lessons.Size{elements / 4096, 4096},
+			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Bench: lessons.Size{elements / 4096, 4096},
 			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},
@@ -187,7 +179,7 @@ func input(rows, cols int, seed uint64) []float32 {
 
 // byRows calls f on bands of rows [r0, r1) on every CPU: benchmark points
 // hold 2²⁶ elements, whose inputs and reference take seconds on one core.
-func byRows(rows, cols int, f func(r0, r1 int)) { lessons.Parallel(rows, bandRows(cols), f) }
+func byRows(rows, cols int, f func(r0, r1 int)) { numeric.Parallel(rows, bandRows(cols), f) }
 
 // bandRows is the height of byRows' bands: about 2¹⁶ elements each.
 func bandRows(cols int) int { return max(1, (1<<16)/cols) }
@@ -219,11 +211,11 @@ func reference(x []float32, rows, cols int) []float64 {
 // relative to want + 1/cols, the mean of a row. An element far below the
 // mean may round to 0 (exp underflows), but a row scaled wrong, or a NaN,
 // fails wherever it is.
-func compare(y []float32, want []float64, rows, cols int, tol float64) (lessons.CheckStats, error) {
+func compare(y []float32, want []float64, rows, cols int, tol float64) (numeric.CheckStats, error) {
 	type band struct {
 		worst float64
 		bad   int
-		first *lessons.CheckError
+		first *numeric.CheckError
 	}
 	bands := make([]band, (rows+bandRows(cols)-1)/bandRows(cols))
 	floor := 1 / float64(cols)
@@ -241,12 +233,12 @@ func compare(y []float32, want []float64, rows, cols int, tol float64) (lessons.
 			}
 			b.bad++
 			if b.first == nil {
-				b.first = &lessons.CheckError{Name: "y", Index: []int{i / cols, i % cols}, Got: g, Want: w, Tol: tol}
+				b.first = &numeric.CheckError{Name: "y", Index: []int{i / cols, i % cols}, Got: g, Want: w, Tol: tol}
 			}
 		}
 	})
-	st := lessons.CheckStats{Tol: tol, N: len(want)}
-	var first *lessons.CheckError
+	st := numeric.CheckStats{Tol: tol, N: len(want)}
+	var first *numeric.CheckError
 	bad := 0
 	for _, b := range bands {
 		st.MaxRelErr = math.Max(st.MaxRelErr, b.worst)
@@ -308,7 +300,7 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
 	case "softmax_v5", "softmax_h":
-		tx, ty := lessons.SoftmaxBlock(c.cols)
+		tx, ty := kernels.SoftmaxBlock(c.cols)
 		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
 	case "softmax_v6":
 		launch.Grid, launch.Block = gpu.Dim(8*c.rows), gpu.Dim(v6Block(c.cols))
@@ -333,17 +325,17 @@ func (c *scase) Poison() error {
 
 // Check compares y with the float64 softmax of x, then checks that nothing
 // was written past the last row.
-func (c *scase) Check() (lessons.CheckStats, error) {
+func (c *scase) Check() (numeric.CheckStats, error) {
 	y, guard, err := c.download()
 	if err != nil {
-		return lessons.CheckStats{}, err
+		return numeric.CheckStats{}, err
 	}
 	if c.want == nil {
 		c.want = reference(c.x, c.rows, c.cols)
 	}
-	tol := lessons.TolFP32Sum(c.cols)
+	tol := numeric.TolFP32Sum(c.cols)
 	if c.typ == gpu.FP16 {
-		tol = lessons.TolHalf
+		tol = numeric.TolHalf
 	}
 	st, err := compare(y, c.want, c.rows, c.cols, tol)
 	if err != nil {

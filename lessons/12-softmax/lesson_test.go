@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/kernels"
 	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
+	"cudarepl/numeric"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "softmax") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 // TestReference: every row sums to 1, the order of the inputs is kept,
 // and rows of values around ±100 come out finite.
@@ -66,7 +68,7 @@ func TestCompare(t *testing.T) {
 			y[c] = float32(want[c])
 		}
 		tt.edit(y)
-		_, err := compare(y, want, 1, cols, lessons.TolFP32Sum(cols))
+		_, err := compare(y, want, 1, cols, numeric.TolFP32Sum(cols))
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%s: compare = %v, want %q", tt.desc, err, tt.wantErr)
 		}
@@ -80,10 +82,10 @@ func TestLaunchShapes(t *testing.T) {
 	for _, tc := range []struct{ cols, tx, ty int }{
 		{1, 1, 256}, {128, 4, 64}, {1000, 32, 8}, {1024, 32, 8}, {1025, 64, 4}, {32768, 1024, 1},
 	} {
-		if tx, ty := lessons.SoftmaxBlock(tc.cols); tx != tc.tx || ty != tc.ty {
+		if tx, ty := kernels.SoftmaxBlock(tc.cols); tx != tc.tx || ty != tc.ty {
 			t.Errorf("SoftmaxBlock(%d) = %d×%d, want %d×%d", tc.cols, tx, ty, tc.tx, tc.ty)
 		}
-		if tx, _ := lessons.SoftmaxBlock(tc.cols); 32*tx < tc.cols {
+		if tx, _ := kernels.SoftmaxBlock(tc.cols); 32*tx < tc.cols {
 			t.Errorf("SoftmaxBlock(%d): %d threads hold only %d floats", tc.cols, tx, 32*tx)
 		}
 	}

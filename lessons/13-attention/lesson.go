@@ -10,13 +10,12 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/attn"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed results
-var results embed.FS
+//go:embed lesson.md results
+var files embed.FS
 
 // The impls: the chain as a framework runs it, and with the scale folded
 // into the first product.
@@ -35,7 +34,7 @@ func init() {
 		sizes = append(sizes, lessons.Size{benchB, benchH, s, benchD})
 	}
 	lessons.Register(lessons.Def{
-		Number: 13, Slug: "attention", Markdown: markdown, Kernels: "attention.cu", Problem: problem(), Results: results,
+		Number: 13, Slug: "attention", Files: files, Kernels: "attention.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
 			"Between the products": lessons.ShowKernel{Names: []string{"scale_h", "causal_mask_h"}},
 			"Check":                lessons.CheckStep{},
@@ -56,38 +55,38 @@ func problem() *lessons.Problem {
 		},
 		Impls: []lessons.Impl{
 			{Name: chain, Summary: "cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V: the S×S scores cross memory at every step",
-				Library: true, Kernels: mid, Extra: lessons.AttnChainExtra},
+				Library: true, Kernels: mid, Extra: attn.ChainExtra},
 			{Name: inAlpha, Summary: "the same with 1/√d as the first product's α: one launch and one pass over the scores fewer",
-				Library: true, Kernels: mid, Extra: lessons.AttnChainExtra},
+				Library: true, Kernels: mid, Extra: attn.ChainExtra},
 		},
 		Setup:     setup,
 		Memory:    memory,
-		Work:      lessons.AttnFLOPs,
-		SizeLabel: lessons.AttnLabel,
+		Work:      attn.FLOPs,
+		SizeLabel: attn.Label,
 	}
 }
 
 // memory is Q, K and V on the device; on the host, the same as fp16 and
 // the output read back and widened.
 func memory(s lessons.Size) lessons.Memory {
-	a := lessons.AttnOf(s)
-	return lessons.Memory{Device: lessons.AttnInputBytes(a), Host: 3*2*a.Elems() + 6*a.Elems()}
+	a := attn.Of(s)
+	return lessons.Memory{Device: attn.InputBytes(a), Host: 3*2*a.Elems() + 6*a.Elems()}
 }
 
 // acase is one attention problem on the GPU, with the chain's kernels.
 type acase struct {
-	buf   *lessons.AttnBuffers
-	chain *lessons.AttnChain
+	buf   *attn.Buffers
+	chain *attn.Chain
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	a := lessons.AttnOf(s)
+	a := attn.Of(s)
 	c := &acase{}
 	var err error
-	if c.buf, err = lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1|boolBit(a.Causal)).Upload(env.Dev); err != nil {
+	if c.buf, err = attn.NewData(a, uint64(a.S)<<16|uint64(a.D)<<1|boolBit(a.Causal)).Upload(env.Dev); err != nil {
 		return nil, err
 	}
-	if c.chain, err = lessons.NewAttnChain(env, a, c.buf); err != nil {
+	if c.chain, err = attn.NewChain(env, a, c.buf); err != nil {
 		c.buf.Free()
 		return nil, err
 	}
@@ -113,7 +112,7 @@ func (c *acase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 func (c *acase) Poison() error { return c.buf.Poison() }
 
 // Check compares O with the float64 attention, within fp16's tolerance.
-func (c *acase) Check() (lessons.CheckStats, error) { return c.buf.Check(lessons.TolHalf) }
+func (c *acase) Check() (numeric.CheckStats, error) { return c.buf.Check(numeric.TolHalf) }
 
 func (c *acase) Free() {
 	c.chain.Free()

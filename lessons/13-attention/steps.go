@@ -7,6 +7,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/attn"
 	"cudarepl/plots"
 )
 
@@ -67,9 +68,9 @@ func timeParts(env *lessons.Env, l *lessons.Lesson, title string, c *acase, size
 			return out, err
 		}
 		if _, err := c.Check(); err != nil {
-			return out, fmt.Errorf("%s, %s: %w", impl, lessons.AttnLabel(size), err)
+			return out, fmt.Errorf("%s, %s: %w", impl, attn.Label(size), err)
 		}
-		timed := append([]lessons.ChainLaunch{{Name: whole}}, parts...)
+		timed := append([]attn.ChainLaunch{{Name: whole}}, parts...)
 		for _, p := range timed {
 			list := []gpu.Op{p.Op}
 			if p.Op == nil {
@@ -80,7 +81,7 @@ func timeParts(env *lessons.Env, l *lessons.Lesson, title string, c *acase, size
 				return out, err
 			}
 			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: title, Kind: "bench", Variant: impl + ": " + p.Name,
-				Size: lessons.AttnLabel(size), Dims: size, DType: "float16"}.WithTimes(t.Stats())))
+				Size: attn.Label(size), Dims: size, DType: "float16"}.WithTimes(t.Stats())))
 		}
 	}
 	return out, nil
@@ -104,7 +105,7 @@ func breakdownTable(rs []lessons.Result) (*lessons.Table, plots.Bars) {
 			continue
 		}
 		name := impl
-		if lessons.AttnOf(r.Dims).Causal {
+		if attn.Of(r.Dims).Causal {
 			name += ", causal"
 		}
 		g := byName[name]

@@ -10,19 +10,12 @@ import (
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/lessons/attn"
+	"cudarepl/numeric"
 )
 
-//go:embed lesson.md
-var markdown string
-
-//go:embed exercise.cu
-var starter string
-
-//go:embed results
-var results embed.FS
-
-//go:embed testdata
-var testdata embed.FS
+//go:embed lesson.md exercise.cu results testdata
+var files embed.FS
 
 // The library impl, and the shape the lesson measures, with S swept.
 const (
@@ -31,7 +24,7 @@ const (
 	benchB, benchH, benchD = 4, 16, 64
 	v1Block, v1MaxD        = 64, 64
 	v2Threads, v2Keys      = 128, 64
-	flashTol               = lessons.TolHalf
+	flashTol               = numeric.TolHalf
 	v2RowPad               = 8        // halves of padding per shared-memory row
 	v3Threads, v3Rows      = 512, 192 // a producer warpgroup and 3 consumers of 64 queries
 	v3Keys, v3Stages       = 128, 3
@@ -52,12 +45,11 @@ func init() {
 		causal = append(causal, lessons.Size{benchB, benchH, s, benchD, 1})
 	}
 	lessons.Register(lessons.Def{
-		Number: 14, Slug: "flash-attention", Markdown: markdown, Kernels: "flash_attention.cu", Problem: problem(), Results: results,
+		Number: 14, Slug: "flash-attention", Files: files, Kernels: "flash_attention.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
-			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1", Starter: starter,
+			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1",
 			Task: "Write the online-softmax update for each key (the new max, the rescaled running sum and output) and the final division.",
 		},
-		Testdata: testdata,
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},
@@ -90,7 +82,7 @@ func problem() *lessons.Problem {
 		case "flash_v1":
 			impls[i].Block = v1Block
 			impls[i].Requires = func(s lessons.Size) error {
-				a := lessons.AttnOf(s)
+				a := attn.Of(s)
 				switch {
 				case a.Causal:
 					return errors.New(errNotCausalV1)
@@ -112,7 +104,7 @@ func problem() *lessons.Problem {
 	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
 		Summary:  "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics; causal, the same attention as a graph of operations with the mask in it, which cuDNN fuses the same way",
 		Requires: headDim},
-		lessons.Impl{Name: chainName, Library: true, Extra: lessons.AttnChainExtra,
+		lessons.Impl{Name: chainName, Library: true, Extra: attn.ChainExtra,
 			Summary: "lesson 13's chain: cuBLAS Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h, cuBLAS P·V, the S×S scores in memory between them"})
 	return &lessons.Problem{
 		Name: "flash attention (fp16)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16,
@@ -124,13 +116,13 @@ func problem() *lessons.Problem {
 		Impls:     impls,
 		Setup:     setup,
 		Memory:    memory,
-		Work:      lessons.AttnFLOPs,
-		SizeLabel: lessons.AttnLabel,
+		Work:      attn.FLOPs,
+		SizeLabel: attn.Label,
 	}
 }
 
 func headDim(s lessons.Size) error {
-	if d := lessons.AttnOf(s).D; d != 64 && d != 128 {
+	if d := attn.Of(s).D; d != 64 && d != 128 {
 		return errors.New(errHeadDim)
 	}
 	return nil
@@ -139,28 +131,28 @@ func headDim(s lessons.Size) error {
 // memory is Q, K and V, and an fp16 and an fp32 output; on the host, the
 // inputs as fp16 and fp32 on their way up and the output read back.
 func memory(s lessons.Size) lessons.Memory {
-	a := lessons.AttnOf(s)
-	return lessons.Memory{Device: lessons.AttnInputBytes(a) + lessons.AttnOutputBytes(a, 2) + lessons.AttnOutputBytes(a, 4),
+	a := attn.Of(s)
+	return lessons.Memory{Device: attn.InputBytes(a) + attn.OutputBytes(a, 2) + attn.OutputBytes(a, 4),
 		Host: 3*2*a.Elems() + 3*4*a.Elems() + 8*a.Elems()}
 }
 
 // fcase is one attention problem on the GPU.
 type fcase struct {
 	env   *lessons.Env
-	a     lessons.AttnShape
-	buf   *lessons.AttnBuffers
-	chain *lessons.AttnChain // lesson 13's, made when first asked for
-	tol   float64            // for the output last computed
+	a     attn.Shape
+	buf   *attn.Buffers
+	chain *attn.Chain // lesson 13's, made when first asked for
+	tol   float64     // for the output last computed
 }
 
 func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
-	a := lessons.AttnOf(s)
+	a := attn.Of(s)
 	// cuDNN's plans and workspace are dropped, so that what its point
 	// holds beyond Q, K and V is measured afresh at every size. Where
 	// there is no cuDNN there is nothing to drop, and its impl fails on
 	// its own with the reason.
 	_ = cudnnx.DropPlans(env.Dev)
-	buf, err := lessons.NewAttnData(a, uint64(a.S)<<16|uint64(a.D)<<1).Upload(env.Dev)
+	buf, err := attn.NewData(a, uint64(a.S)<<16|uint64(a.D)<<1).Upload(env.Dev)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +173,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		if err != nil {
 			return nil, err
 		}
-		c.tol = lessons.TolFP32Sum(a.S)
+		c.tol = numeric.TolFP32Sum(a.S)
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, block), a.Heads()), Block: gpu.Dim(block),
 			Args: []gpu.Arg{gpu.Ptr(q), gpu.Ptr(kk), gpu.Ptr(v), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale()))}}}, nil
 	}
@@ -225,7 +217,7 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 			Args:   append([]gpu.Arg{tmap(c.buf.Q, v3Rows), tmap(c.buf.K, keys), tmap(c.buf.V, keys)}, tail...)}}, nil
 	case chainName:
 		if c.chain == nil {
-			if c.chain, err = lessons.NewAttnChain(c.env, a, c.buf); err != nil {
+			if c.chain, err = attn.NewChain(c.env, a, c.buf); err != nil {
 				return nil, err
 			}
 		}
@@ -261,7 +253,7 @@ func (c *fcase) Poison() error { return c.buf.Poison() }
 
 // Check compares O with the float64 attention: within fp16's tolerance,
 // or float32's for v1.
-func (c *fcase) Check() (lessons.CheckStats, error) { return c.buf.Check(c.tol) }
+func (c *fcase) Check() (numeric.CheckStats, error) { return c.buf.Check(c.tol) }
 
 func (c *fcase) Free() {
 	if c.chain != nil {

@@ -6,4 +6,4 @@ import (
 	"cudarepl/lessons/lessontest"
 )
 
-func TestLesson(t *testing.T) { lessontest.Run(t, "flash-attention") }
+func TestLesson(t *testing.T) { lessontest.Run(t) }

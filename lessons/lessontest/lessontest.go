@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,15 +17,36 @@ import (
 	"cudarepl/nvrtc"
 )
 
-// Run runs every shared test of the lesson named slug.
-func Run(t *testing.T, slug string) {
+// Run runs every shared test of the lesson whose folder the test runs
+// in, as go test runs a package's tests: the lesson registered with the
+// number and slug the folder is named after (lessons/02-vector-add is
+// Number 2, Slug "vector-add").
+func Run(t *testing.T) {
 	t.Helper()
-	l, err := lessons.Find(slug)
+	l, err := here()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("replay", func(t *testing.T) { Replay(t, l) })
 	t.Run("planted", func(t *testing.T) { Planted(t, l) })
+}
+
+// here is the lesson registered for the working directory's folder.
+func here() (*lessons.Lesson, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	folder := filepath.Base(dir)
+	var registered []string
+	for _, l := range lessons.All() {
+		if l.Folder() == folder {
+			return l, nil
+		}
+		registered = append(registered, l.Folder())
+	}
+	return nil, fmt.Errorf("lessontest: no lesson is registered as %s, the folder the test runs in (registered: %s); the Def's Number and Slug name its folder",
+		folder, strings.Join(registered, ", "))
 }
 
 // ReplayEnv is an Env without a GPU, as CI has, writing to out.

@@ -1,4 +1,4 @@
-package lessons
+package conv
 
 import (
 	"fmt"
@@ -7,50 +7,53 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-// ConvShape is a 3×3 convolution with padding 1 and stride 1 (the output
+// Shape is a 3×3 convolution with padding 1 and stride 1 (the output
 // keeps H and W): an N×C×H×W input and K filters. Lessons 10 and 11 size
-// their problems as Size{N, C, H, W, K}.
-type ConvShape struct{ N, C, H, W, K int }
+// their problems as lessons.Size{N, C, H, W, K}.
+type Shape struct{ N, C, H, W, K int }
 
-// ConvOf reads a Size{N, C, H, W, K}.
-func ConvOf(s Size) ConvShape { return ConvShape{s[0], s[1], s[2], s[3], s[4]} }
+// Of reads a Size{N, C, H, W, K}.
+func Of(s lessons.Size) Shape { return Shape{s[0], s[1], s[2], s[3], s[4]} }
 
-// ConvFLOPs is 2·N·K·H·W·C·9: one multiply and one add per filter tap.
-func ConvFLOPs(s Size) float64 {
-	c := ConvOf(s)
+// FLOPs is 2·N·K·H·W·C·9: one multiply and one add per filter tap.
+func FLOPs(s lessons.Size) float64 {
+	c := Of(s)
 	return 2 * float64(c.N) * float64(c.K) * float64(c.H) * float64(c.W) * float64(c.C) * 9
 }
 
-// ConvMemory is one set of a convolution's buffers (x, w, the bias and y)
+// Memory is one set of a convolution's buffers (x, w, the bias and y)
 // in a type of elemBytes bytes on the device, times sets; on the host, the
 // float64 inputs, one of them reordered on its way up, and y read back.
-func ConvMemory(elemBytes, sets int64) func(s Size) Memory {
-	return func(s Size) Memory {
-		c := ConvOf(s)
+func Memory(elemBytes, sets int64) func(s lessons.Size) lessons.Memory {
+	return func(s lessons.Size) lessons.Memory {
+		c := Of(s)
 		x, w, y := int64(c.N*c.C*c.H*c.W), int64(c.K*c.C*9), int64(c.N*c.K*c.H*c.W)
-		return Memory{Device: sets * elemBytes * (x + w + int64(c.K) + y), Host: 8*(x+w) + 8*x + (elemBytes+8)*y}
+		return lessons.Memory{Device: sets * elemBytes * (x + w + int64(c.K) + y), Host: 8*(x+w) + 8*x + (elemBytes+8)*y}
 	}
 }
 
-// ConvLabel writes a Size{N, C, H, W, K} as "32×64×112×112 → 64".
-func ConvLabel(s Size) string {
+// Label writes a Size{N, C, H, W, K} as "32×64×112×112 → 64".
+func Label(s lessons.Size) string {
 	return fmt.Sprintf("%d×%d×%d×%d → %d", s[0], s[1], s[2], s[3], s[4])
 }
 
-// ConvData is a convolution's inputs, kept in logical order (x as NCHW, w
+// Data is a convolution's inputs, kept in logical order (x as NCHW, w
 // as KCRS, bias per output channel) and rounded to the type uploaded.
-type ConvData struct {
-	ConvShape
+type Data struct {
+	Shape
 	X, Wt, Bias []float64
 	sample      []int // output elements the check compares; nil: all
 }
 
-// NewConvData draws random inputs rounded to dt. Past FullCheckMACs the
-// check compares a random sample of outputs, always including the corners.
-func NewConvData(s ConvShape, dt gpu.DType) *ConvData {
-	d := &ConvData{ConvShape: s}
+// NewData draws random inputs rounded to dt. Past numeric.FullCheckMACs
+// the check compares a random sample of outputs, always including the
+// corners.
+func NewData(s Shape, dt gpu.DType) *Data {
+	d := &Data{Shape: s}
 	rnd := func(n int, scale float64) []float64 {
 		v := make([]float64, n)
 		for i := range v {
@@ -62,7 +65,7 @@ func NewConvData(s ConvShape, dt gpu.DType) *ConvData {
 	d.Wt = rnd(s.K*s.C*9, 1/math.Sqrt(float64(9*s.C)))
 	d.Bias = rnd(s.K, 0.5)
 	outs := s.N * s.K * s.H * s.W
-	if float64(outs)*float64(9*s.C) > FullCheckMACs {
+	if float64(outs)*float64(9*s.C) > numeric.FullCheckMACs {
 		for range 4096 {
 			d.sample = append(d.sample, rand.IntN(outs))
 		}
@@ -107,7 +110,7 @@ func permute(v []float64, n, c, h, w int, nhwc, toNHWC bool) []float64 {
 
 // at is output element i (logical NCHW) of the convolution, plus the bias
 // and through a ReLU when biasRelu.
-func (d *ConvData) at(i int, biasRelu bool) float64 {
+func (d *Data) at(i int, biasRelu bool) float64 {
 	q := i % d.W
 	p := i / d.W % d.H
 	k := i / (d.W * d.H) % d.K
@@ -137,7 +140,7 @@ func (d *ConvData) at(i int, biasRelu bool) float64 {
 // Check compares got (logical NCHW) with the float64 convolution, as a
 // whole (‖got − ref‖/‖ref‖ ≤ tol) on the checked elements. A NaN anywhere
 // fails: outputs are poisoned before each run.
-func (d *ConvData) Check(got []float64, biasRelu bool, tol float64) (CheckStats, error) {
+func (d *Data) Check(got []float64, biasRelu bool, tol float64) (numeric.CheckStats, error) {
 	idx := d.sample
 	if idx == nil {
 		idx = make([]int, len(got))
@@ -151,16 +154,16 @@ func (d *ConvData) Check(got []float64, biasRelu bool, tol float64) (CheckStats,
 	}
 	for i, v := range got {
 		if math.IsNaN(v) {
-			return CheckStats{Tol: tol, N: len(idx)}, fmt.Errorf("check: y[%d] is NaN: an output element was never written", i)
+			return numeric.CheckStats{Tol: tol, N: len(idx)}, fmt.Errorf("check: y[%d] is NaN: an output element was never written", i)
 		}
 	}
-	return CompareNorm("y", sub, want, nil, tol)
+	return numeric.CompareNorm("y", sub, want, nil, tol)
 }
 
-// ConvGraph is the convolution of s as a cuDNN graph in type dt, stored
+// Graph is the convolution of s as a cuDNN graph in type dt, stored
 // NHWC or NCHW, with the bias and ReLU fused after it when biasRelu. b is
 // nil without them.
-func ConvGraph(name string, s ConvShape, dt gpu.DType, nhwc, biasRelu bool) (g *cudnnx.Graph, x, w, b, y *cudnnx.Tensor) {
+func Graph(name string, s Shape, dt gpu.DType, nhwc, biasRelu bool) (g *cudnnx.Graph, x, w, b, y *cudnnx.Tensor) {
 	layout := cudnnx.NCHW
 	if nhwc {
 		layout = cudnnx.NHWC
@@ -177,8 +180,8 @@ func ConvGraph(name string, s ConvShape, dt gpu.DType, nhwc, biasRelu bool) (g *
 	return g, x, w, b, y
 }
 
-// ConvBuffers is a convolution's data on the GPU in one type and layout.
-type ConvBuffers struct {
+// Buffers is a convolution's data on the GPU in one type and layout.
+type Buffers struct {
 	Type             gpu.DType
 	NHWC             bool
 	X, W, Bias, Y    gpu.DevicePtr
@@ -188,8 +191,8 @@ type ConvBuffers struct {
 
 // Upload copies d to dev as dt, in NHWC or NCHW order, and allocates the
 // output.
-func (d *ConvData) Upload(dev gpu.Device, dt gpu.DType, nhwc bool) (*ConvBuffers, error) {
-	b := &ConvBuffers{Type: dt, NHWC: nhwc, n: d.N, k: d.K, h: d.H, w: d.W, yLen: d.N * d.K * d.H * d.W}
+func (d *Data) Upload(dev gpu.Device, dt gpu.DType, nhwc bool) (*Buffers, error) {
+	b := &Buffers{Type: dt, NHWC: nhwc, n: d.N, k: d.K, h: d.H, w: d.W, yLen: d.N * d.K * d.H * d.W}
 	var err error
 	put := func(v []float64) gpu.DevicePtr {
 		if err != nil {
@@ -214,8 +217,8 @@ func (d *ConvData) Upload(dev gpu.Device, dt gpu.DType, nhwc bool) (*ConvBuffers
 	return b, nil
 }
 
-// Bind says where the tensors of ConvGraph live; b may be nil.
-func (b *ConvBuffers) Bind(x, w, bias, y *cudnnx.Tensor) cudnnx.Bind {
+// Bind says where the tensors of Graph live; b may be nil.
+func (b *Buffers) Bind(x, w, bias, y *cudnnx.Tensor) cudnnx.Bind {
 	m := cudnnx.Bind{x: b.X, w: b.W, y: b.Y}
 	if bias != nil {
 		m[bias] = b.Bias
@@ -224,12 +227,12 @@ func (b *ConvBuffers) Bind(x, w, bias, y *cudnnx.Tensor) cudnnx.Bind {
 }
 
 // Poison fills the output with NaNs.
-func (b *ConvBuffers) Poison(dev gpu.Device) error {
+func (b *Buffers) Poison(dev gpu.Device) error {
 	return dev.Run(gpu.Memset{Dst: b.Y, Value: 0x7fc07fc0, Count: int64(b.yLen * b.Type.Size() / 4)})
 }
 
 // Output reads y back in logical NCHW order.
-func (b *ConvBuffers) Output(dev gpu.Device) ([]float64, error) {
+func (b *Buffers) Output(dev gpu.Device) ([]float64, error) {
 	v, err := cudnnx.Download(dev, b.Type, b.Y, b.yLen)
 	if err != nil {
 		return nil, err
@@ -238,7 +241,7 @@ func (b *ConvBuffers) Output(dev gpu.Device) ([]float64, error) {
 }
 
 // Free releases the buffers.
-func (b *ConvBuffers) Free(dev gpu.Device) {
+func (b *Buffers) Free(dev gpu.Device) {
 	for _, p := range []gpu.DevicePtr{b.X, b.W, b.Bias, b.Y} {
 		if p != 0 {
 			dev.Free(p)

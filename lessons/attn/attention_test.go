@@ -1,4 +1,4 @@
-package lessons
+package attn
 
 import (
 	"math"
@@ -7,22 +7,23 @@ import (
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/numeric"
 )
 
-// TestAttnReference: the reference agrees with cudnnx's float64 attention
+// TestReference: the reference agrees with cudnnx's float64 attention
 // (non-causal), gives the large heads' queries the mean of the values they
 // may see, and stays finite on them.
-func TestAttnReference(t *testing.T) {
+func TestReference(t *testing.T) {
 	for _, causal := range []bool{false, true} {
-		a := AttnShape{B: 1, H: 4, S: 37, D: 16, Causal: causal}
-		d := NewAttnData(a, 7)
+		a := Shape{B: 1, H: 4, S: 37, D: 16, Causal: causal}
+		d := NewData(a, 7)
 		want := d.reference()
 		if len(d.rows) != a.Heads()*a.S {
 			t.Fatalf("%d rows compared, want all %d", len(d.rows), a.Heads()*a.S)
 		}
 		for r, row := range d.rows {
 			h, i := row/a.S, row%a.S
-			if h%attnKinds != headHigh && h%attnKinds != headLow {
+			if h%kinds != headHigh && h%kinds != headLow {
 				continue
 			}
 			keys := a.S
@@ -36,7 +37,7 @@ func TestAttnReference(t *testing.T) {
 				}
 				mean /= float64(keys)
 				if got := want[r*a.D+c]; math.Abs(got-mean) > 1e-9 || math.IsNaN(got) {
-					t.Fatalf("causal %v: head %d (kind %d) row %d: o[%d] = %v, want the mean of v, %v", causal, h, h%attnKinds, i, c, got, mean)
+					t.Fatalf("causal %v: head %d (kind %d) row %d: o[%d] = %v, want the mean of v, %v", causal, h, h%kinds, i, c, got, mean)
 				}
 			}
 		}
@@ -66,11 +67,11 @@ func TestAttnReference(t *testing.T) {
 	}
 }
 
-// TestAttnCheck: the reference passes; a NaN anywhere, a row scaled by 2%
+// TestCheck: the reference passes; a NaN anywhere, a row scaled by 2%
 // and a large shape's sampled rows are each caught.
-func TestAttnCheck(t *testing.T) {
-	a := AttnShape{B: 1, H: 4, S: 50, D: 8}
-	d := NewAttnData(a, 3)
+func TestCheck(t *testing.T) {
+	a := Shape{B: 1, H: 4, S: 50, D: 8}
+	d := NewData(a, 3)
 	ref := d.reference()
 	good := make([]float32, a.Elems())
 	for i, w := range ref {
@@ -91,12 +92,12 @@ func TestAttnCheck(t *testing.T) {
 	} {
 		o := append([]float32{}, good...)
 		tc.edit(o)
-		_, err := d.Check(o, TolHalf)
+		_, err := d.Check(o, numeric.TolHalf)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: Check = %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	big := NewAttnData(AttnShape{B: 1, H: 8, S: 4096, D: 64}, 1)
+	big := NewData(Shape{B: 1, H: 8, S: 4096, D: 64}, 1)
 	if n := len(big.rows); n == 0 || n > 8*64 {
 		t.Errorf("S = 4096: %d rows compared, want a sample of at most 512", n)
 	}

@@ -1,4 +1,4 @@
-package lessons
+package fusecmd
 
 import (
 	"fmt"
@@ -8,24 +8,26 @@ import (
 
 	"cudarepl/fuse"
 	"cudarepl/gpu"
+	"cudarepl/lessons"
+	"cudarepl/numeric"
 	"cudarepl/nvrtc"
 )
 
-// FuseElements is how many elements Fuse runs on unless told: 2²⁶ fp32,
+// Elements is how many elements Run runs on unless told: 2²⁶ fp32,
 // 256 MiB an array.
-const FuseElements = 1 << 26
+const Elements = 1 << 26
 
-// fuseCheckMax bounds how many elements Fuse checks against float64; past
-// it, every k-th.
-const fuseCheckMax = 1 << 22
+// checkMax bounds how many elements Run checks against float64; past it,
+// every k-th.
+const checkMax = 1 << 22
 
-// Fuse is runtime fusion, the REPL's "fuse EXPR": it writes the elementwise
+// Run is runtime fusion, the REPL's "fuse EXPR": it writes the elementwise
 // expression as one kernel and as one kernel an operation (package fuse),
 // shows both, and compiles them with NVRTC. On a GPU it then checks both
 // against the expression in float64, on n elements of each input drawn
 // from [0.1, 2) (positive, so that log, sqrt and pow are defined), and times
 // them beside the device-to-device copy.
-func (e *Env) Fuse(expr string, n int) error {
+func Run(env *lessons.Env, expr string, n int) error {
 	x, err := fuse.Parse(expr)
 	if err != nil {
 		return err
@@ -38,31 +40,31 @@ func (e *Env) Fuse(expr string, n int) error {
 	}
 	fused := x.Kernel("fused")
 	unfused, stages := x.Unfused("step")
-	e.printf("%s\n%s", fused, unfused)
-	ways := &Table{Headers: []string{"way", "kernel", "operation", "reads", "writes", "bytes/element"},
+	fmt.Fprintf(env.Out, "%s\n%s", fused, unfused)
+	ways := &lessons.Table{Headers: []string{"way", "kernel", "operation", "reads", "writes", "bytes/element"},
 		Right: []bool{false, false, false, false, false, true}}
 	for _, s := range stages {
-		ways.add("unfused", s.Kernel, s.Op, strings.Join(s.Reads, " "), s.Writes, fmt.Sprint(s.Bytes()))
+		ways.Rows = append(ways.Rows, []string{"unfused", s.Kernel, s.Op, strings.Join(s.Reads, " "), s.Writes, fmt.Sprint(s.Bytes())})
 	}
 	unfusedBytes := fuse.StagesBytes(stages)
-	ways.add("fused", "fused", "all", strings.Join(inputNames(x), " "), "out", fmt.Sprint(x.BytesPerElement()))
+	ways.Rows = append(ways.Rows, []string{"fused", "fused", "all", strings.Join(inputNames(x), " "), "out", fmt.Sprint(x.BytesPerElement())})
 	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
 		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
 			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
-	e.PrintTable(ways)
+	env.PrintTable(ways)
 
-	img, err := e.Compile(nvrtc.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
+	img, err := env.Compile(nvrtc.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
 	if err != nil {
 		return err
 	}
 	if r, ok := img.Kernel("fused"); ok {
-		e.printf("fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, e.arch())
+		fmt.Fprintf(env.Out, "fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, img.Arch)
 	}
-	if !e.Live() {
-		e.printf("No GPU here (%v): compiled, not run.\n", e.NoGPU)
+	if !env.Live() {
+		fmt.Fprintf(env.Out, "No GPU here (%v): compiled, not run.\n", env.NoGPU)
 		return nil
 	}
-	return e.fuseRun(x, img, stages, n, unfusedBytes)
+	return run(env, x, img, stages, n, unfusedBytes)
 }
 
 // inputNames are the names the kernels' code gives x's inputs: x0, x1…
@@ -82,10 +84,10 @@ func inputList(in []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// fuseRun checks and times the fused kernel and the unfused stages of x on
-// n elements.
-func (e *Env) fuseRun(x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, unfusedBytes int) error {
-	d := e.Dev
+// run checks and times the fused kernel and the unfused stages of x on n
+// elements.
+func run(env *lessons.Env, x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, unfusedBytes int) error {
+	d := env.Dev
 	bytes := 4 * int64(n)
 	need := bytes * int64(len(x.Inputs())+len(stages)+1)
 	if free, _, err := d.MemInfo(); err == nil && need > free {
@@ -144,11 +146,11 @@ func (e *Env) fuseRun(x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, un
 		chain = append(chain, op)
 	}
 
-	copyRate, err := e.Ceiling(CeilingCopy)
+	copyRate, err := env.Ceiling(lessons.CeilingCopy)
 	if err != nil {
 		return err
 	}
-	t := &Table{Headers: []string{"way", "launches", "bytes/element", "time (µs)", "GB/s", "of copy", "check"},
+	t := &lessons.Table{Headers: []string{"way", "launches", "bytes/element", "time (µs)", "GB/s", "of copy", "check"},
 		Right: []bool{false, true, true, true, true, true, false}}
 	var times []float64
 	for _, w := range []struct {
@@ -156,7 +158,7 @@ func (e *Env) fuseRun(x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, un
 		ops   []gpu.Op
 		bytes int
 	}{{"unfused", chain, unfusedBytes}, {"fused", []gpu.Op{fusedOp}, x.BytesPerElement()}} {
-		verdict, err := e.fuseCheck(x, in, bufs["out"], w.ops)
+		verdict, err := check(env, x, in, bufs["out"], w.ops)
 		if err != nil {
 			return err
 		}
@@ -167,31 +169,31 @@ func (e *Env) fuseRun(x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, n, un
 		st := tm.Stats()
 		gbs := st.Rate(float64(x.BytesPerElement())*float64(n)) / 1e9 // the useful bytes, the same for both
 		times = append(times, st.Median.Seconds())
-		t.add(w.name, fmt.Sprint(len(w.ops)), fmt.Sprint(w.bytes), fmt.Sprintf("%.1f", st.Median.Seconds()*1e6),
-			fmt.Sprintf("%.0f", gbs), fmt.Sprintf("%.2f", gbs/copyRate.Throughput), verdict)
+		t.Rows = append(t.Rows, []string{w.name, fmt.Sprint(len(w.ops)), fmt.Sprint(w.bytes), fmt.Sprintf("%.1f", st.Median.Seconds()*1e6),
+			fmt.Sprintf("%.0f", gbs), fmt.Sprintf("%.2f", gbs/copyRate.Throughput), verdict})
 	}
 	t.Notes = append(t.Notes,
 		fmt.Sprintf("n = %d; GB/s counts the fused kernel's %d bytes an element for both; the copy ran at %.0f GB/s",
 			n, x.BytesPerElement(), copyRate.Throughput),
 		fmt.Sprintf("fused is %.2f× faster than unfused (the bytes alone would make it %.2f×)", times[0]/times[1],
 			float64(unfusedBytes)/float64(x.BytesPerElement())))
-	e.PrintTable(t)
+	env.PrintTable(t)
 	return nil
 }
 
-// fuseCheck poisons out, runs ops, and compares out with the expression in
-// float64 on every element, or every k-th past fuseCheckMax. It returns
+// check poisons out, runs ops, and compares out with the expression in
+// float64 on every element, or every k-th past checkMax. It returns
 // "ok (every k-th)" or an error naming the first element wrong.
-func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
+func check(env *lessons.Env, x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []gpu.Op) (string, error) {
 	n := len(in[0])
-	if err := e.Dev.Run(append([]gpu.Op{gpu.Memset{Dst: out, Value: PoisonWord(gpu.FP32), Count: int64(n)}}, ops...)...); err != nil {
+	if err := env.Dev.Run(append([]gpu.Op{gpu.Memset{Dst: out, Value: numeric.Poison32, Count: int64(n)}}, ops...)...); err != nil {
 		return "", err
 	}
-	y, err := gpu.Download[float32](e.Dev, out, n)
+	y, err := gpu.Download[float32](env.Dev, out, n)
 	if err != nil {
 		return "", err
 	}
-	step := max(1, n/fuseCheckMax)
+	step := max(1, n/checkMax)
 	v := make([]float64, len(in))
 	for i := 0; i < n; i += step {
 		for j := range in {
@@ -202,7 +204,7 @@ func (e *Env) fuseCheck(x *fuse.Expr, in [][]float32, out gpu.DevicePtr, ops []g
 		if math.IsNaN(want) && math.IsNaN(got) || got == want {
 			continue
 		}
-		if math.IsNaN(got) || math.Abs(got-want) > TolFP32*math.Max(1, math.Abs(want)) {
+		if math.IsNaN(got) || math.Abs(got-want) > numeric.TolFP32*math.Max(1, math.Abs(want)) {
 			return "", fmt.Errorf("lessons: fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
 		}
 	}

@@ -3,289 +3,12 @@ package lessons
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
-	"cudarepl/nvrtc"
 	"cudarepl/plots"
 )
-
-// ErrStopped is returned when the learner stops a long step (Ctrl-C).
-var ErrStopped = errors.New("stopped")
-
-// ShowKernel prints kernel versions from the lesson's file, with what ptxas
-// reports of each where NVRTC is present.
-type ShowKernel struct {
-	Names []string // kernel names; nil shows every version of the ladder
-	File  string   // the file in package kernels; the lesson's when ""
-}
-
-// Kind is "kernel".
-func (ShowKernel) Kind() string { return "kernel" }
-
-// Do prints the kernels.
-func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
-	src, err := kernelSource(l, a.File)
-	if err != nil {
-		return err
-	}
-	names := a.Names
-	if names == nil {
-		vs, err := kernels.Ladder(src)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			names = append(names, v.Name)
-		}
-	}
-	img, cerr := env.Compile(src)
-	for _, n := range names {
-		body, err := kernels.Function(src, n)
-		if err != nil {
-			return err
-		}
-		env.printf("%s\n", body)
-		if cerr == nil {
-			if need := featureArch(body); need != "" && img.Arch != need {
-				// The body is preprocessed away: its resources would be an empty kernel's.
-				env.printf("  ↳ left out when compiled for %s: its body needs %s (%s)\n", img.Arch, need, archNames[need])
-			} else if res, ok := img.Kernel(n); ok {
-				env.printf("  ↳ %s (NVRTC %s, %s)\n", resourceLine(res), img.NVRTC, img.Arch)
-			}
-		}
-		env.printf("\n")
-	}
-	if cerr != nil {
-		env.notCompiled(cerr)
-	}
-	return nil
-}
-
-// featureArch is the architecture a kernel's body is written for when the
-// body is compiled only there (inside #if defined(__CUDA_ARCH_FEAT_SM90_ALL)),
-// or "".
-func featureArch(body string) string {
-	if strings.Contains(body, "__CUDA_ARCH_FEAT_SM90_ALL") {
-		return "sm_90a"
-	}
-	return ""
-}
-
-// firstLine is the first line of s.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-// CheckStep runs impls once at every check size of the problem and checks
-// every output element against the CPU reference.
-type CheckStep struct {
-	Impls   []string // nil checks every impl of the problem
-	Problem *Problem // nil: the lesson's
-	// More are further problems the step checks, every impl of each,
-	// after Problem: a lesson whose sweeps measure several problems checks
-	// them all in its one check step.
-	More []*Problem
-}
-
-// problemOf is override, else the lesson's problem.
-func problemOf(l *Lesson, override *Problem) (*Problem, error) {
-	if override != nil {
-		return override, nil
-	}
-	if l.Problem == nil {
-		return nil, fmt.Errorf("lessons: %s has no problem to run", l.Slug)
-	}
-	return l.Problem, nil
-}
-
-// Kind is "check".
-func (CheckStep) Kind() string { return "check" }
-
-// Do runs the checks live, or shows the recorded ones in replay.
-func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
-	p, err := problemOf(l, a.Problem)
-	if err != nil {
-		return err
-	}
-	first := a.check(env, l, step, p, len(a.More) > 0, true)
-	for _, more := range a.More {
-		env.printf("\n")
-		if err := (CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
-			first = err
-		}
-		if errors.Is(first, ErrStopped) {
-			break
-		}
-	}
-	return first
-}
-
-// check checks p, or shows its recorded checks in replay: those of step,
-// only p's own impls' where the step checks several problems (shared),
-// and then what the kernels compile to here if compile is set (once for
-// problems whose kernels share a file).
-func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
-	if !env.Live() {
-		rs := l.recorded.Filter(step, "check")
-		if shared {
-			rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
-		}
-		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
-			for _, r := range l.recorded.Results {
-				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
-					rs = append(rs, r)
-				}
-			}
-		}
-		if shared {
-			env.printf("%s:\n", p.Name)
-		}
-		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
-		env.showChecks(p, rs)
-		if !compile {
-			return nil
-		}
-		return compileOnly(env, l, p)
-	}
-	impls, err := a.impls(p)
-	if err != nil {
-		return err
-	}
-	var out []Result
-	var firstErr error
-	total := len(impls) * len(p.CheckSizes)
-	for _, impl := range impls {
-		k, err := env.implKernel(l, p, impl)
-		if err != nil {
-			return err
-		}
-		rs, err := checkImpl(env, l, p, step, impl, k, len(out), total)
-		out = append(out, rs...)
-		if errors.Is(err, ErrStopped) {
-			env.PrintTable(checkTable(out))
-			return err
-		}
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	env.progress(total, total, "")
-	ref := p.Reference
-	if ref == "" {
-		ref = "a float64 CPU reference"
-	}
-	env.printf("%s, %s: every element checked against %s\n", p.Name, env.source(out), ref)
-	env.showChecks(p, out)
-	return firstErr
-}
-
-func (a CheckStep) impls(p *Problem) ([]Impl, error) {
-	if a.Impls == nil {
-		return p.Impls, nil
-	}
-	var out []Impl
-	for _, n := range a.Impls {
-		im, err := p.impl(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, im)
-	}
-	return out, nil
-}
-
-// CompileHere compiles a kernel file of lesson l (its own when file is "")
-// for this env's GPU, or the reference GPU in replay. Where NVRTC is
-// missing it says so once and returns ok false with a nil error: there is
-// nothing more to show.
-func (e *Env) CompileHere(l *Lesson, file string) (img *nvrtc.Image, src nvrtc.Source, ok bool, err error) {
-	if src, err = kernelSource(l, file); err != nil {
-		return nil, src, false, err
-	}
-	img, err = e.Compile(src)
-	if errors.Is(err, gpu.ErrNoGPU) {
-		e.notCompiled(err)
-		return nil, src, false, nil
-	}
-	return img, src, err == nil, err
-}
-
-// compileOnly compiles the problem's kernels in replay mode and reports
-// them, or says why it cannot.
-func compileOnly(env *Env, l *Lesson, p *Problem) error {
-	if l.Kernels == "" && p.Kernels == "" {
-		return nil
-	}
-	img, src, ok, err := env.CompileHere(l, p.Kernels)
-	if !ok {
-		return err
-	}
-	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
-	width := 16
-	for _, name := range kernels.Names(src) {
-		width = max(width, len(name))
-	}
-	for _, name := range kernels.Names(src) {
-		k, ok := img.Kernel(name)
-		if !ok {
-			continue
-		}
-		body, _ := kernels.Function(src, name)
-		if need := featureArch(body); need != "" && img.Arch != need {
-			env.printf("  %-*s left out: its body needs %s\n", width, name, need)
-			continue
-		}
-		env.printf("  %-*s %s\n", width, k.Name, resourceLine(k))
-	}
-	return nil
-}
-
-// Run is a step action written as a function, for what fits no other.
-type Run struct {
-	// Name is shown in listings: "run" when empty. "measure" marks a run
-	// that measures on the GPU and records its results, which bench runs
-	// along with the sweeps.
-	Name string
-	F    func(env *Env, l *Lesson, step string) error
-
-	// Kernel, if set, is the lesson's kernel F launches (through
-	// Env.Kernel), with Block threads per block at Size: F reads the
-	// launch back with Env.Launch. A notebook shows the three in the
-	// step's cell for the learner to change; F then runs theirs.
-	Kernel string
-	Block  int
-	Size   Size
-}
-
-// Kind is the action's name.
-func (r Run) Kind() string {
-	if r.Name == "" {
-		return "run"
-	}
-	return r.Name
-}
-
-// Do calls F, with Env.Launch giving the step's launch: the learner's
-// where RunEdited gave one, else the Run's own.
-func (r Run) Do(env *Env, l *Lesson, step string) error {
-	saved := env.launch
-	env.launch = launch{block: r.Block, size: r.Size}
-	if ed := env.edit; ed != nil && ed.Kernel == r.Kernel {
-		if ed.Block > 0 {
-			env.launch.block = ed.Block
-		}
-		if ed.Size != nil {
-			env.launch.size = ed.Size
-		}
-	}
-	defer func() { env.launch = saved }()
-	return r.F(env, l, step)
-}
 
 // Sweep measures impls over sizes (or, with Blocks, over block sizes at
 // one size) and shows a table and a figure against the measured ceiling.
@@ -334,7 +57,7 @@ type point struct {
 }
 
 func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
-	impls, err := CheckStep{Impls: s.Impls}.impls(p)
+	impls, err := p.impls(s.Impls)
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +137,110 @@ func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	return out, first
 }
 
+// benchResult is the result a measurement of impl at size s with block
+// threads per block starts from. A library impl has no block.
+func benchResult(l *Lesson, p *Problem, step string, impl Impl, s Size, block int) Result {
+	r := Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: impl.Name, Size: p.label(s), Dims: s, DType: p.DType, Unit: p.Unit}
+	if !impl.Library {
+		r.Block = block
+	}
+	return r
+}
+
+// benchPoint measures impl at size s with block threads per block: checked
+// before timing and again after, timed with the L2 flushed between
+// repetitions when the case would otherwise sit in L2. ceiling is called
+// once a point actually runs, so that a sweep whose sizes are all refused
+// measures nothing.
+func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error)) (Result, error) {
+	r := benchResult(l, p, step, impl, s, block)
+	env.stamp(&r)
+	r, ok := env.before(p, impl, s, r)
+	if !ok {
+		return r, nil
+	}
+	if p.Ceiling != "" {
+		ceil, err := ceiling()
+		if err != nil {
+			return r, err
+		}
+		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	}
+	r.Peak, r.PeakName = p.peak(impl, env.Dev.Info())
+	free0, _, _ := env.Dev.MemInfo()
+	c, err := p.Setup(env, s)
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	defer c.Free()
+	freeSetup, _, _ := env.Dev.MemInfo()
+	ops, err := c.Ops(p.launchAs(impl), k, block)
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	footprint := p.Memory(s).Device
+	// Memory is read after Ops, since a case may allocate an impl's
+	// buffers only when asked for them, and again after the first run,
+	// since a library may allocate its workspace only then.
+	held := func() {
+		free1, _, err := env.Dev.MemInfo()
+		if err != nil {
+			return
+		}
+		r.PeakMem = max(r.PeakMem, free0-free1)
+		r.ExtraMem = max(r.ExtraMem, freeSetup-free1)
+	}
+	held()
+	check := func(when string) error {
+		if err := c.Poison(); err != nil {
+			return err
+		}
+		if err := env.Dev.Run(ops...); err != nil {
+			return err
+		}
+		if _, err := c.Check(); err != nil {
+			return fmt.Errorf("%s timing: %w", when, err)
+		}
+		return nil
+	}
+	if err := check("before"); err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	held()
+	if r.PeakMem <= 0 {
+		r.PeakMem = footprint
+	}
+	l2 := env.Dev.Info().L2Bytes
+	t, err := env.Dev.Bench(gpu.Bench{
+		Name: fmt.Sprintf("%s %s", impl.Name, s), Ops: [][]gpu.Op{ops},
+		FlushL2: footprint < 4*l2, Reps: repsFor(p.Work(s)),
+	})
+	if err != nil {
+		return r, failure(&r, p, impl, s, err)
+	}
+	// The timed runs rewrote the outputs: check those, then the whole again.
+	if _, err := c.Check(); err != nil {
+		return r, failure(&r, p, impl, s, fmt.Errorf("after timing: %w", err))
+	}
+	st := t.Stats()
+	r = r.WithTimes(st)
+	r.Throughput = p.units(st.Rate(p.Work(s)))
+	r.Passed = true
+	return r, nil
+}
+
+// repsFor picks more repetitions for small problems, whose times are short
+// and noisy, and fewer for large ones.
+func repsFor(work float64) int {
+	switch {
+	case work < 1e8:
+		return 50
+	case work < 1e10:
+		return 20
+	}
+	return 10
+}
+
 // nothingFit is the first out-of-memory refusal of rs when nothing in rs
 // was measured: a sweep asked only for sizes that do not fit has failed,
 // while one whose largest sizes run out has shown where the limit is.
@@ -462,45 +289,6 @@ func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 		}
 	}
 	return nil
-}
-
-// Figure shows fig (in the terminal, or in the notebook) and saves it
-// under env.PlotDir, named after the lesson and step: for a Run step that
-// draws what it measured.
-func (e *Env) Figure(l *Lesson, step string, fig plots.Figure) error {
-	if e.ShowFigure == nil {
-		e.printf("\n")
-	}
-	if err := e.figure(fig); err != nil {
-		return err
-	}
-	return savePlot(e, l, step, fig)
-}
-
-// savePlot writes fig under env.PlotDir, named after the lesson and step.
-func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
-	if env.PlotDir == "" {
-		return nil
-	}
-	name := fmt.Sprintf("%02d-%s-%s", l.Number, l.Slug, slug(step))
-	paths, err := plots.Save(fig, env.PlotDir, name)
-	if err != nil {
-		return err
-	}
-	env.printf("figure: %s\n", strings.Join(paths, ", "))
-	return nil
-}
-
-func slug(s string) string {
-	return strings.Trim(strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, s), "-")
 }
 
 // LadderBars draws each kernel's throughput as a share of the library
@@ -695,4 +483,43 @@ func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plot
 		fig.Series = append(fig.Series, *bySeries[n])
 	}
 	return fig
+}
+
+// Figure shows fig (in the terminal, or in the notebook) and saves it
+// under env.PlotDir, named after the lesson and step: for a Run step that
+// draws what it measured.
+func (e *Env) Figure(l *Lesson, step string, fig plots.Figure) error {
+	if e.ShowFigure == nil {
+		e.printf("\n")
+	}
+	if err := e.figure(fig); err != nil {
+		return err
+	}
+	return savePlot(e, l, step, fig)
+}
+
+// savePlot writes fig under env.PlotDir, named after the lesson and step.
+func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
+	if env.PlotDir == "" {
+		return nil
+	}
+	name := l.Folder() + "-" + slug(step)
+	paths, err := plots.Save(fig, env.PlotDir, name)
+	if err != nil {
+		return err
+	}
+	env.printf("figure: %s\n", strings.Join(paths, ", "))
+	return nil
+}
+
+func slug(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, s), "-")
 }

@@ -1,4 +1,4 @@
-package lessons
+package attn
 
 import (
 	"fmt"
@@ -7,37 +7,39 @@ import (
 	"sort"
 
 	"cudarepl/gpu"
+	"cudarepl/lessons"
+	"cudarepl/numeric"
 )
 
-// AttnShape is scaled dot-product attention over B batches of H heads: S
+// Shape is scaled dot-product attention over B batches of H heads: S
 // queries attend to S keys of head dimension D, each to every key, or with
 // Causal only to the keys at or before its own position. Q, K, V and the
 // output O are laid out [B][H][S][D]. Lessons 13 and 14 size their
-// problems as Size{B, H, S, D, causal}, causal 0 or 1.
-type AttnShape struct {
+// problems as lessons.Size{B, H, S, D, causal}, causal 0 or 1.
+type Shape struct {
 	B, H, S, D int
 	Causal     bool
 }
 
-// AttnOf reads a Size{B, H, S, D} or, causal, {B, H, S, D, 1}.
-func AttnOf(s Size) AttnShape {
-	return AttnShape{B: s[0], H: s[1], S: s[2], D: s[3], Causal: len(s) > 4 && s[4] != 0}
+// Of reads a Size{B, H, S, D} or, causal, {B, H, S, D, 1}.
+func Of(s lessons.Size) Shape {
+	return Shape{B: s[0], H: s[1], S: s[2], D: s[3], Causal: len(s) > 4 && s[4] != 0}
 }
 
 // Heads is B·H, the number of independent attentions.
-func (a AttnShape) Heads() int { return a.B * a.H }
+func (a Shape) Heads() int { return a.B * a.H }
 
 // Elems is how many elements each of Q, K, V and O holds.
-func (a AttnShape) Elems() int64 { return int64(a.Heads()) * int64(a.S) * int64(a.D) }
+func (a Shape) Elems() int64 { return int64(a.Heads()) * int64(a.S) * int64(a.D) }
 
 // Scale is the 1/√D the scores are multiplied by.
-func (a AttnShape) Scale() float64 { return 1 / math.Sqrt(float64(a.D)) }
+func (a Shape) Scale() float64 { return 1 / math.Sqrt(float64(a.D)) }
 
-// AttnFLOPs is attention's work as its papers count it: two products of
+// FLOPs is attention's work as its papers count it: two products of
 // 2·S·S·D per head, Q·Kᵀ and P·V; causal, half of it, since the scores
 // above the diagonal are never needed.
-func AttnFLOPs(s Size) float64 {
-	a := AttnOf(s)
+func FLOPs(s lessons.Size) float64 {
+	a := Of(s)
 	f := 4 * float64(a.Heads()) * float64(a.S) * float64(a.S) * float64(a.D)
 	if a.Causal {
 		f /= 2
@@ -45,10 +47,10 @@ func AttnFLOPs(s Size) float64 {
 	return f
 }
 
-// AttnLabel writes a Size{B, H, S, D} as "B=4 H=16 S=4096 d=64",
+// Label writes a Size{B, H, S, D} as "B=4 H=16 S=4096 d=64",
 // with ", causal" where it is.
-func AttnLabel(s Size) string {
-	a := AttnOf(s)
+func Label(s lessons.Size) string {
+	a := Of(s)
 	l := fmt.Sprintf("B=%d H=%d S=%d d=%d", a.B, a.H, a.S, a.D)
 	if a.Causal {
 		l += ", causal"
@@ -56,49 +58,36 @@ func AttnLabel(s Size) string {
 	return l
 }
 
-// SoftmaxBlock is the block softmax_v5 and softmax_h (kernels/softmax.cu)
-// are launched with for rows of cols: tx threads a row, the fewest power of
-// two that holds the row at 32 values a thread, and ty rows, so that
-// narrow rows still make blocks of 256 threads. The grid is rows/ty blocks,
-// rounded up.
-func SoftmaxBlock(cols int) (tx, ty int) {
-	tx = 1
-	for 32*tx < cols {
-		tx *= 2
-	}
-	return tx, max(1, 256/tx)
-}
-
 // The kinds of head the inputs cycle through, head h of kind h mod
-// attnKinds: each catches a different mistake.
+// kinds: each catches a different mistake.
 const (
 	headRandom = iota // q, k, v ~ U(−√3, √3): scores of a few units, the usual case
 	headWide          // q three times wider: scores over ±20, the row's max moves often, so a missing rescale shows
 	headHigh          // every score +16√D (128 at D = 64): exp overflows without the max subtracted
 	headLow           // every score −16√D: exp underflows to 0 if the running max starts at 0
-	attnKinds
+	kinds
 )
 
-// AttnData is attention's inputs as fp16 (every value exactly an fp16),
+// Data is attention's inputs as fp16 (every value exactly an fp16),
 // and what the check compares: every query row where the whole reference
 // is cheap, else a sample of rows from heads of every kind.
-type AttnData struct {
-	AttnShape
+type Data struct {
+	Shape
 	Q, K, V []uint16 // fp16 bits, [B·H][S][D]
 	rows    []int    // the query rows (head·S + i) the check compares, in order
 	want    []float64
 }
 
-// attnFullCheck is the most multiply-adds (heads·S·S·D) for which every
+// fullCheck is the most multiply-adds (heads·S·S·D) for which every
 // row is compared; past it, a sample of rows is.
-const attnFullCheck = 6e8
+const fullCheck = 6e8
 
-// NewAttnData draws the inputs for a, the same for the same seed.
-func NewAttnData(a AttnShape, seed uint64) *AttnData {
+// NewData draws the inputs for a, the same for the same seed.
+func NewData(a Shape, seed uint64) *Data {
 	n := a.Elems()
-	d := &AttnData{AttnShape: a, Q: make([]uint16, n), K: make([]uint16, n), V: make([]uint16, n)}
+	d := &Data{Shape: a, Q: make([]uint16, n), K: make([]uint16, n), V: make([]uint16, n)}
 	per := a.S * a.D
-	Parallel(a.Heads(), 1, func(h, _ int) {
+	numeric.Parallel(a.Heads(), 1, func(h, _ int) {
 		rng := rand.New(rand.NewPCG(seed, uint64(h)))
 		uni := func(w float64) uint16 { return gpu.Float16Bits(float32(w * math.Sqrt(3) * (2*rng.Float64() - 1))) }
 		q, k, v := d.Q[h*per:(h+1)*per], d.K[h*per:(h+1)*per], d.V[h*per:(h+1)*per]
@@ -107,7 +96,7 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 		// of scores near ±128 that an fp16 score matrix would add.
 		four, minusFour := gpu.Float16Bits(4), gpu.Float16Bits(-4)
 		for i := range q {
-			switch h % attnKinds {
+			switch h % kinds {
 			case headRandom:
 				q[i], k[i] = uni(1), uni(1)
 			case headWide:
@@ -121,7 +110,7 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 		}
 	})
 	heads, s := a.Heads(), a.S
-	if float64(heads)*float64(s)*float64(s)*float64(a.D) <= attnFullCheck {
+	if float64(heads)*float64(s)*float64(s)*float64(a.D) <= fullCheck {
 		d.rows = make([]int, heads*s)
 		for i := range d.rows {
 			d.rows[i] = i
@@ -131,7 +120,7 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 	// The first, last and 62 random rows of up to 8 heads, two of each kind.
 	rng := rand.New(rand.NewPCG(seed, math.MaxUint32))
 	seen := map[int]bool{}
-	for h := range min(heads, 2*attnKinds) {
+	for h := range min(heads, 2*kinds) {
 		for _, i := range append([]int{0, s - 1}, rng.Perm(s)[:min(s, 62)]...) {
 			if !seen[h*s+i] {
 				seen[h*s+i] = true
@@ -143,10 +132,10 @@ func NewAttnData(a AttnShape, seed uint64) *AttnData {
 	return d
 }
 
-// Floats widens fp16 values to float32, for kernels that read fp32.
-func Floats(h []uint16) []float32 {
+// floats widens fp16 values to float32, for kernels that read fp32.
+func floats(h []uint16) []float32 {
 	f := make([]float32, len(h))
-	Parallel(len(h), 1<<16, func(i0, i1 int) {
+	numeric.Parallel(len(h), 1<<16, func(i0, i1 int) {
 		for i := i0; i < i1; i++ {
 			f[i] = gpu.Float16From(h[i])
 		}
@@ -155,10 +144,10 @@ func Floats(h []uint16) []float32 {
 }
 
 // reference computes, in float64, the output rows the check compares.
-func (d *AttnData) reference() []float64 {
+func (d *Data) reference() []float64 {
 	s, dim, scale := d.S, d.D, d.Scale()
 	want := make([]float64, len(d.rows)*dim)
-	Parallel(len(d.rows), 8, func(r0, r1 int) {
+	numeric.Parallel(len(d.rows), 8, func(r0, r1 int) {
 		p := make([]float64, s)
 		q := make([]float64, dim)
 		for r := r0; r < r1; r++ {
@@ -201,9 +190,9 @@ func (d *AttnData) reference() []float64 {
 // reference: no element may be NaN or infinite (o is poisoned with NaN, so
 // an element never written fails), and each compared row must be within
 // tol·(|want| + 1) of it, element by element.
-func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
+func (d *Data) Check(o []float32, tol float64) (numeric.CheckStats, error) {
 	if int64(len(o)) != d.Elems() {
-		return CheckStats{}, fmt.Errorf("check: O has %d elements, want %d", len(o), d.Elems())
+		return numeric.CheckStats{}, fmt.Errorf("check: O has %d elements, want %d", len(o), d.Elems())
 	}
 	if d.want == nil {
 		d.want = d.reference()
@@ -212,7 +201,7 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 		h, rest := e/(d.S*d.D), e%(d.S*d.D)
 		return []int{h / d.H, h % d.H, rest / d.D, rest % d.D}
 	}
-	st := CheckStats{Tol: tol, N: len(d.want)}
+	st := numeric.CheckStats{Tol: tol, N: len(d.want)}
 	bad, first := 0, -1
 	for e, v := range o {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
@@ -229,9 +218,9 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 		if r < len(d.rows) && d.rows[r] == first/d.D {
 			want = d.want[r*d.D+first%d.D]
 		}
-		return st, &CheckError{Name: "O", Index: index(first), Got: float64(o[first]), Want: want, Tol: tol, Bad: bad, Total: len(o)}
+		return st, &numeric.CheckError{Name: "O", Index: index(first), Got: float64(o[first]), Want: want, Tol: tol, Bad: bad, Total: len(o)}
 	}
-	var ce *CheckError
+	var ce *numeric.CheckError
 	for r, row := range d.rows {
 		for c := range d.D {
 			g, w := float64(o[row*d.D+c]), d.want[r*d.D+c]
@@ -242,7 +231,7 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 			}
 			bad++
 			if ce == nil {
-				ce = &CheckError{Name: "O", Index: index(row*d.D + c), Got: g, Want: w, Tol: tol}
+				ce = &numeric.CheckError{Name: "O", Index: index(row*d.D + c), Got: g, Want: w, Tol: tol}
 			}
 		}
 	}
@@ -253,33 +242,33 @@ func (d *AttnData) Check(o []float32, tol float64) (CheckStats, error) {
 	return st, nil
 }
 
-// AttnBuffers is attention's data on the device: Q, K and V as fp16, set up
+// Buffers is attention's data on the device: Q, K and V as fp16, set up
 // once; each output type's O, and fp32 copies of the inputs, allocated the
 // first time an impl asks for them (so that a measurement of what an impl
 // holds beyond Q, K and V counts its output); and guardWords poisoned words
 // behind each O, which a kernel running past the last row would write.
-type AttnBuffers struct {
+type Buffers struct {
 	Q, K, V  gpu.DevicePtr
 	o16, o32 gpu.DevicePtr
 	q32, k32 gpu.DevicePtr
 	v32      gpu.DevicePtr
-	data     *AttnData
+	data     *Data
 	dev      gpu.Device
 	outType  gpu.DType // of the O written last
 }
 
-// attnGuard is the words behind O, poisoned with O.
-const attnGuard = 1024
+// guardWords is the words behind O, poisoned with O.
+const guardWords = 1024
 
-// AttnInputBytes is what Q, K and V take on the device as fp16.
-func AttnInputBytes(a AttnShape) int64 { return 3 * 2 * a.Elems() }
+// InputBytes is what Q, K and V take on the device as fp16.
+func InputBytes(a Shape) int64 { return 3 * 2 * a.Elems() }
 
-// AttnOutputBytes is one output of elem bytes per element, and its guard.
-func AttnOutputBytes(a AttnShape, elem int64) int64 { return elem*a.Elems() + 4*attnGuard }
+// OutputBytes is one output of elem bytes per element, and its guard.
+func OutputBytes(a Shape, elem int64) int64 { return elem*a.Elems() + 4*guardWords }
 
 // Upload puts d's inputs on dev as fp16.
-func (d *AttnData) Upload(dev gpu.Device) (*AttnBuffers, error) {
-	b := &AttnBuffers{data: d, dev: dev}
+func (d *Data) Upload(dev gpu.Device) (*Buffers, error) {
+	b := &Buffers{data: d, dev: dev}
 	if err := uploadInputs(b, [3]*gpu.DevicePtr{&b.Q, &b.K, &b.V}, func(h []uint16) []uint16 { return h }); err != nil {
 		b.Free()
 		return nil, err
@@ -289,7 +278,7 @@ func (d *AttnData) Upload(dev gpu.Device) (*AttnBuffers, error) {
 
 // uploadInputs puts Q, K and V, each converted by conv, on b's device at
 // dst; what was uploaded before an error stays for Free.
-func uploadInputs[T gpu.Element](b *AttnBuffers, dst [3]*gpu.DevicePtr, conv func([]uint16) []T) error {
+func uploadInputs[T gpu.Element](b *Buffers, dst [3]*gpu.DevicePtr, conv func([]uint16) []T) error {
 	var err error
 	for i, src := range [][]uint16{b.data.Q, b.data.K, b.data.V} {
 		if *dst[i], err = gpu.Upload(b.dev, conv(src)); err != nil {
@@ -301,13 +290,13 @@ func uploadInputs[T gpu.Element](b *AttnBuffers, dst [3]*gpu.DevicePtr, conv fun
 
 // O returns the output of type t (FP16 or FP32), allocating it the first
 // time, and makes it the one Poison and Check work on.
-func (b *AttnBuffers) O(t gpu.DType) (gpu.DevicePtr, error) {
+func (b *Buffers) O(t gpu.DType) (gpu.DevicePtr, error) {
 	p := &b.o16
 	if t == gpu.FP32 {
 		p = &b.o32
 	}
 	if *p == 0 {
-		o, err := b.dev.Alloc(AttnOutputBytes(b.data.AttnShape, int64(t.Size())))
+		o, err := b.dev.Alloc(OutputBytes(b.data.Shape, int64(t.Size())))
 		if err != nil {
 			return 0, err
 		}
@@ -319,13 +308,13 @@ func (b *AttnBuffers) O(t gpu.DType) (gpu.DevicePtr, error) {
 
 // guardFrom is how many 4-byte words the current output takes: its guard
 // follows them.
-func (b *AttnBuffers) guardFrom() int64 { return (int64(b.outType.Size())*b.data.Elems() + 3) / 4 }
+func (b *Buffers) guardFrom() int64 { return (int64(b.outType.Size())*b.data.Elems() + 3) / 4 }
 
 // Float32Inputs returns Q, K and V widened to fp32, uploading them the
 // first time.
-func (b *AttnBuffers) Float32Inputs() (q, k, v gpu.DevicePtr, err error) {
+func (b *Buffers) Float32Inputs() (q, k, v gpu.DevicePtr, err error) {
 	if b.v32 == 0 {
-		if err := uploadInputs(b, [3]*gpu.DevicePtr{&b.q32, &b.k32, &b.v32}, Floats); err != nil {
+		if err := uploadInputs(b, [3]*gpu.DevicePtr{&b.q32, &b.k32, &b.v32}, floats); err != nil {
 			return 0, 0, 0, err
 		}
 	}
@@ -333,7 +322,7 @@ func (b *AttnBuffers) Float32Inputs() (q, k, v gpu.DevicePtr, err error) {
 }
 
 // out is the current output.
-func (b *AttnBuffers) out() gpu.DevicePtr {
+func (b *Buffers) out() gpu.DevicePtr {
 	if b.outType == gpu.FP32 {
 		return b.o32
 	}
@@ -341,49 +330,49 @@ func (b *AttnBuffers) out() gpu.DevicePtr {
 }
 
 // Poison fills the current output and its guard with NaN.
-func (b *AttnBuffers) Poison() error {
+func (b *Buffers) Poison() error {
 	if b.out() == 0 {
 		return fmt.Errorf("attention: no output set up to poison")
 	}
-	return b.dev.Run(gpu.Memset{Dst: b.out(), Value: PoisonWord(b.outType), Count: b.guardFrom() + attnGuard})
+	return b.dev.Run(gpu.Memset{Dst: b.out(), Value: lessons.PoisonWord(b.outType), Count: b.guardFrom() + guardWords})
 }
 
 // Check reads the current output back and compares it with the reference,
 // within tol; then checks that nothing was written behind it.
-func (b *AttnBuffers) Check(tol float64) (CheckStats, error) {
+func (b *Buffers) Check(tol float64) (numeric.CheckStats, error) {
 	n := int(b.data.Elems())
 	var o []float32
 	if b.outType == gpu.FP32 {
 		all, err := gpu.Download[float32](b.dev, b.o32, n)
 		if err != nil {
-			return CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
 		o = all
 	} else {
 		h, err := gpu.Download[uint16](b.dev, b.o16, n)
 		if err != nil {
-			return CheckStats{}, err
+			return numeric.CheckStats{}, err
 		}
-		o = Floats(h)
+		o = floats(h)
 	}
 	st, err := b.data.Check(o, tol)
 	if err != nil {
 		return st, err
 	}
-	guard, err := gpu.Download[uint32](b.dev, b.out()+gpu.DevicePtr(4*b.guardFrom()), attnGuard)
+	guard, err := gpu.Download[uint32](b.dev, b.out()+gpu.DevicePtr(4*b.guardFrom()), guardWords)
 	if err != nil {
 		return st, err
 	}
 	for i, w := range guard {
-		if w != PoisonWord(b.outType) {
-			return st, fmt.Errorf("check: word %d behind O was written, past the end of O (%s)", i, AttnLabel(Size{b.data.B, b.data.H, b.data.S, b.data.D}))
+		if w != lessons.PoisonWord(b.outType) {
+			return st, fmt.Errorf("check: word %d behind O was written, past the end of O (%s)", i, Label(lessons.Size{b.data.B, b.data.H, b.data.S, b.data.D}))
 		}
 	}
 	return st, nil
 }
 
 // Free releases everything on the device.
-func (b *AttnBuffers) Free() {
+func (b *Buffers) Free() {
 	for _, p := range []gpu.DevicePtr{b.Q, b.K, b.V, b.o16, b.o32, b.q32, b.k32, b.v32} {
 		if p != 0 {
 			b.dev.Free(p)

@@ -1,33 +1,36 @@
-package lessons
+package attn
 
 import (
 	"cudarepl/blas"
 	"cudarepl/gpu"
+	"cudarepl/kernels"
+	"cudarepl/lessons"
 )
 
-// AttnChain is attention as lesson 13 runs it, a chain of launches:
+// Chain is attention as lesson 13 runs it, a chain of launches:
 // cuBLAS's Q·Kᵀ, scale_h, causal_mask_h when causal, softmax_h and
 // cuBLAS's P·V, with the S×S scores and probabilities in device memory
 // between them. Lesson 14 times it beside flash attention.
-type AttnChain struct {
-	env                  *Env
-	a                    AttnShape
-	buf                  *AttnBuffers
+type Chain struct {
+	env                  *lessons.Env
+	a                    Shape
+	buf                  *Buffers
 	scores, probs        gpu.DevicePtr // allocated by the first Steps
 	scale, mask, softmax gpu.Kernel
 }
 
-// ChainLaunch is one launch of an AttnChain, with what the lessons call it.
+// ChainLaunch is one launch of a Chain, with what the lessons call it.
 type ChainLaunch struct {
 	Name string
 	Op   gpu.Op
 }
 
-// NewAttnChain loads the chain's kernels (scale_h and causal_mask_h from
+// NewChain loads the chain's kernels (scale_h and causal_mask_h from
 // attention.cu, softmax_h from softmax.cu) for attention of shape a on
-// buf's inputs. A learner's edit of them comes in through Env.Kernel.
-func NewAttnChain(env *Env, a AttnShape, buf *AttnBuffers) (*AttnChain, error) {
-	c := &AttnChain{env: env, a: a, buf: buf}
+// buf's inputs. A learner's edit of them comes in through
+// lessons.Env.Kernel.
+func NewChain(env *lessons.Env, a Shape, buf *Buffers) (*Chain, error) {
+	c := &Chain{env: env, a: a, buf: buf}
 	for _, k := range []struct {
 		file, name string
 		dst        *gpu.Kernel
@@ -40,17 +43,17 @@ func NewAttnChain(env *Env, a AttnShape, buf *AttnBuffers) (*AttnChain, error) {
 	return c, nil
 }
 
-// AttnChainExtra is what the chain holds beyond Q, K and V at s: the
+// ChainExtra is what the chain holds beyond Q, K and V at s: the
 // scores and the probabilities, fp16 and S×S a head each, and the output.
-func AttnChainExtra(s Size) int64 {
-	a := AttnOf(s)
-	return 2*2*int64(a.Heads())*int64(a.S)*int64(a.S) + AttnOutputBytes(a, 2)
+func ChainExtra(s lessons.Size) int64 {
+	a := Of(s)
+	return 2*2*int64(a.Heads())*int64(a.S)*int64(a.S) + OutputBytes(a, 2)
 }
 
 // Steps is the chain as named launches, writing buf's fp16 output. With
 // scaleInAlpha the scale is the first product's α and scale_h is not
 // launched.
-func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
+func (c *Chain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 	o, err := c.buf.O(gpu.FP16)
 	if err != nil {
 		return nil, err
@@ -71,7 +74,7 @@ func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 		Batch: heads, StrideA: int64(s) * int64(s), StrideB: int64(s * d), StrideC: int64(s * d)}
 	waves := c.env.Dev.Info().TwoWaves(256)
 	rows := heads * s
-	tx, ty := SoftmaxBlock(s)
+	tx, ty := kernels.SoftmaxBlock(s)
 	var out []ChainLaunch
 	if scaleInAlpha {
 		qk.Alpha = float32(c.a.Scale())
@@ -93,7 +96,7 @@ func (c *AttnChain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 }
 
 // Ops is Steps' launches, unnamed.
-func (c *AttnChain) Ops(scaleInAlpha bool) ([]gpu.Op, error) {
+func (c *Chain) Ops(scaleInAlpha bool) ([]gpu.Op, error) {
 	st, err := c.Steps(scaleInAlpha)
 	if err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ func (c *AttnChain) Ops(scaleInAlpha bool) ([]gpu.Op, error) {
 }
 
 // Free frees the scores and the probabilities; buf is its owner's.
-func (c *AttnChain) Free() {
+func (c *Chain) Free() {
 	c.env.FreeAll(c.scores, c.probs)
 	c.scores, c.probs = 0, 0
 }

@@ -1,4 +1,4 @@
-package lessons
+package fusecmd
 
 import (
 	"bytes"
@@ -6,35 +6,36 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/lessons"
 	"cudarepl/nvrtc"
 )
 
-// TestFuseWithoutGPU: without a GPU, fuse shows both ways and their bytes
+// TestRunWithoutGPU: without a GPU, fuse shows both ways and their bytes
 // and compiles them; bad input is one clear error, before anything runs.
-func TestFuseWithoutGPU(t *testing.T) {
+func TestRunWithoutGPU(t *testing.T) {
 	for _, tc := range []struct {
 		expr string
 		n    int
 		want string // error
 	}{
-		{"sigmoid(a +", FuseElements, `fuse: column 12 of "sigmoid(a +": the expression ends where a value is due`},
-		{"2*3", FuseElements, "the expression reads no input"},
+		{"sigmoid(a +", Elements, `fuse: column 12 of "sigmoid(a +": the expression ends where a value is due`},
+		{"2*3", Elements, "the expression reads no input"},
 		{"a + b", 0, "0 elements; give at least 1"},
 	} {
 		var out bytes.Buffer
-		err := (&Env{Out: &out, NoGPU: errors.New("none")}).Fuse(tc.expr, tc.n)
+		err := Run(&lessons.Env{Out: &out, NoGPU: errors.New("none")}, tc.expr, tc.n)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Fuse(%q, %d) = %v, want %q", tc.expr, tc.n, err, tc.want)
+			t.Errorf("Run(%q, %d) = %v, want %q", tc.expr, tc.n, err, tc.want)
 		}
 		if out.Len() != 0 {
-			t.Errorf("Fuse(%q, %d) printed before refusing:\n%s", tc.expr, tc.n, out.String())
+			t.Errorf("Run(%q, %d) printed before refusing:\n%s", tc.expr, tc.n, out.String())
 		}
 	}
 	if _, err := nvrtc.Version(); err != nil {
 		t.Skipf("the rest needs NVRTC (Debian: libnvrtc11.2 from non-free): %v", err)
 	}
 	var out bytes.Buffer
-	if err := (&Env{Out: &out, NoGPU: errors.New("none")}).Fuse("sigmoid(a + b*c)", FuseElements); err != nil {
+	if err := Run(&lessons.Env{Out: &out, NoGPU: errors.New("none")}, "sigmoid(a + b*c)", Elements); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -1,4 +1,4 @@
-package lessons
+package numeric
 
 import "math/rand/v2"
 
@@ -72,16 +72,4 @@ func MatmulCheck(got []float32, a, b []float64, m, n, k int, idx []int, tol floa
 		ce.Index = []int{e / n, e % n}
 	}
 	return st, err
-}
-
-// MatmulMemory returns the memory of an M×N×K product whose inputs take
-// in bytes per element and whose output takes out: A, B and C on the
-// device; on the host, A and B as uploaded and as float64 for the
-// reference, one more copy of the larger on its way through the worker,
-// and C read back as float32.
-func MatmulMemory(in, out int64) func(s Size) Memory {
-	return func(s Size) Memory {
-		ab, c := int64(s[0])*int64(s[2])+int64(s[2])*int64(s[1]), int64(s[0])*int64(s[1])
-		return Memory{Device: in*ab + out*c + 4, Host: (in+8)*ab + in*ab + (out+4)*c}
-	}
 }
