@@ -19,8 +19,9 @@
 // Each kind of graph operation is one type in one file (op_conv.go,
 // op_pointwise.go, op_matmul.go, op_reduction.go, op_sdpa.go): the Graph
 // method that adds it, how many operands it takes, how it becomes a
-// backend descriptor, and how Eval computes it. Adding an operation is one
-// such file, its test, and its type in the list that init registers.
+// backend descriptor, how Eval computes it, and its registration with
+// encoding/gob (it crosses to the worker inside a graph). Adding an
+// operation is one such file and its test.
 //
 // The package is cudarepl's one door to cuDNN: besides graphs it runs
 // cuDNN's legacy convolution algorithms (LegacyConv, ConvAlgorithms) and

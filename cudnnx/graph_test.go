@@ -1,8 +1,6 @@
 package cudnnx
 
 import (
-	"math"
-	"slices"
 	"strings"
 	"testing"
 
@@ -110,54 +108,6 @@ func TestSpecAndBindings(t *testing.T) {
 	}
 }
 
-// TestEvalLayoutsAgree: the CPU reference gives the same convolution for
-// NCHW and NHWC storage of the same numbers.
-func TestEvalLayoutsAgree(t *testing.T) {
-	const n, c, h, w, k = 2, 3, 5, 4, 4
-	run := func(layout func(n, c, h, w int) Shape) []float64 {
-		g := New("conv")
-		xs, ws := layout(n, c, h, w), layout(k, c, 3, 3)
-		x := g.Tensor("x", gpu.FP32, xs)
-		wt := g.Tensor("w", gpu.FP32, ws)
-		y := g.Relu(g.Conv(x, wt, Same(3))).Output(gpu.FP32)
-		xv, wv := make([]float64, xs.Span()), make([]float64, ws.Span())
-		fill := func(v []float64, s Shape) {
-			s.each(func(idx []int64, off int64) {
-				var f float64
-				for i, d := range idx {
-					f = f*7 + float64(d) + float64(i)
-				}
-				v[off] = math.Sin(f)
-			})
-		}
-		fill(xv, xs)
-		fill(wv, ws)
-		out, err := g.Eval(map[*Tensor][]float64{x: xv, wt: wv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Return in logical (NCHW) order.
-		var logical []float64
-		y.Shape().each(func(_ []int64, off int64) { logical = append(logical, out[y][off]) })
-		return logical
-	}
-	a, b := run(NCHW), run(NHWC)
-	for i := range a {
-		if math.Abs(a[i]-b[i]) > 1e-12 {
-			t.Fatalf("element %d: NCHW %g, NHWC %g", i, a[i], b[i])
-		}
-	}
-	var nonzero int
-	for _, v := range a {
-		if v > 0 {
-			nonzero++
-		}
-	}
-	if nonzero == 0 || nonzero == len(a) {
-		t.Errorf("%d of %d outputs positive: the ReLU is not being exercised", nonzero, len(a))
-	}
-}
-
 func TestEvalReduceAndMatmul(t *testing.T) {
 	g := New("matmul+sum")
 	a := g.Tensor("a", gpu.FP32, Rows(1, 2, 3))
@@ -186,100 +136,4 @@ func equal(a, b []float64) bool {
 		}
 	}
 	return true
-}
-
-func TestPointwiseReference(t *testing.T) {
-	for mode := range pointwiseModes {
-		if mode == "gen_index" || mode == "binary_select" {
-			continue // Eval works them out itself: they need the index, or a third input
-		}
-		if v := pointwiseValue(mode, 0.5, 2); math.IsNaN(v) {
-			t.Errorf("pointwise(%s) has no reference", mode)
-		}
-	}
-}
-
-// TestEvalCausalSDPA: with every score equal, query i averages the rows of
-// v for keys 0…i only; the graph reads k transposed, and keeps its
-// statistics virtual.
-func TestEvalCausalSDPA(t *testing.T) {
-	const s, d = 3, 2
-	g := New("causal sdpa")
-	q, k, v := g.Tensor("q", gpu.FP16, BHSD(1, 1, s, d)), g.Tensor("k", gpu.FP16, BHSD(1, 1, s, d)), g.Tensor("v", gpu.FP16, BHSD(1, 1, s, d))
-	o := g.CausalSDPA(q, k, v, 0.5)
-	if got := k.Shape().Dims; !slices.Equal(got, []int64{1, 1, d, s}) {
-		t.Errorf("k is recorded as %v, want it transposed, 1×1×%d×%d", got, d, s)
-	}
-	vals, err := g.Eval(map[*Tensor][]float64{q: make([]float64, s*d), k: {1, 1, 1, 1, 1, 1}, v: {1, 2, 3, 4, 5, 6}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Row i: the mean of v's rows 0…i.
-	if want := []float64{1, 2, 2, 3, 3, 4}; !equal(vals[o], want) {
-		t.Errorf("o = %v, want %v", vals[o], want)
-	}
-	if o.Virtual() || o.t.Type != gpu.FP16 {
-		t.Errorf("o is virtual %v, %s; want float16 in device memory", o.Virtual(), o.t.Type)
-	}
-	spec, err := g.spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	modes := map[string]int{}
-	for _, n := range spec.Nodes {
-		modes[n.Op.String()]++
-	}
-	for m, want := range map[string]int{"matmul": 2, "pointwise gen_index": 2, "pointwise cmp_ge": 1, "pointwise binary_select": 1, "reduction max": 1, "reduction add": 1} {
-		if modes[m] != want {
-			t.Errorf("%d %s nodes, want %d (%v)", modes[m], m, want, modes)
-		}
-	}
-}
-
-// TestEvalMatmulRank4 multiplies a batch of 2×2 heads of matrices, one side
-// broadcast over the heads.
-func TestEvalMatmulRank4(t *testing.T) {
-	g := New("matmul rank 4")
-	a := g.Tensor("a", gpu.FP32, Shape{[]int64{2, 2, 1, 2}, []int64{4, 2, 2, 1}})
-	b := g.Tensor("b", gpu.FP32, Shape{[]int64{2, 1, 2, 1}, []int64{2, 2, 1, 1}})
-	y := g.Matmul(a, b).Output(gpu.FP32)
-	if got := y.Shape().Dims; !slices.Equal(got, []int64{2, 2, 1, 1}) {
-		t.Fatalf("y is %v, want 2×2×1×1", got)
-	}
-	vals, err := g.Eval(map[*Tensor][]float64{a: {1, 2, 3, 4, 5, 6, 7, 8}, b: {1, 1, 2, 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []float64{3, 7, 10, 14}; !equal(vals[y], want) {
-		t.Errorf("y = %v, want %v", vals[y], want)
-	}
-}
-
-// TestEvalSDPA: with every score equal, attention averages v over the
-// keys; with one key's score far above the rest, it picks that key's row.
-func TestEvalSDPA(t *testing.T) {
-	const s, d = 3, 2
-	g := New("sdpa")
-	q, k, v := g.Tensor("q", gpu.FP32, BHSD(1, 1, s, d)), g.Tensor("k", gpu.FP32, BHSD(1, 1, s, d)), g.Tensor("v", gpu.FP32, BHSD(1, 1, s, d))
-	o := g.SDPA(q, k, v, 0.5)
-	vs := []float64{1, 2, 3, 4, 5, 6}
-	for _, tc := range []struct {
-		name       string
-		q, k, want []float64 // want: every row of o
-	}{
-		{"equal scores: the mean of v", []float64{0, 0, 0, 0, 0, 0}, []float64{1, 1, 1, 1, 1, 1}, []float64{3, 4}},
-		{"one key far ahead: its row of v", []float64{100, 0, 100, 0, 100, 0}, []float64{0, 0, 0, 0, 1, 0}, []float64{5, 6}},
-	} {
-		vals, err := g.Eval(map[*Tensor][]float64{q: tc.q, k: tc.k, v: vs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range s {
-			for c := range d {
-				if got := vals[o][i*d+c]; math.Abs(got-tc.want[c]) > 1e-9 {
-					t.Errorf("%s: o[%d][%d] = %g, want %g", tc.name, i, c, got, tc.want[c])
-				}
-			}
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package cudnnx
 
 import (
+	"encoding/gob"
 	"fmt"
 
 	"cudarepl/gpu"
@@ -102,3 +103,6 @@ func (op convFwd) eval(y []float64, ys Shape, in []operand) {
 		y[off] = acc
 	})
 }
+
+// The operation crosses to the worker inside a graph's nodes.
+func init() { gob.Register(convFwd{}) }

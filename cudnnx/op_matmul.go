@@ -1,6 +1,9 @@
 package cudnnx
 
-import "fmt"
+import (
+	"encoding/gob"
+	"fmt"
+)
 
 // Matmul is the batched product a·b of a (…×M×K) and b (…×K×N), rank 3
 // or more, the leading dimensions a batch in which either side may be 1;
@@ -58,3 +61,6 @@ func (matmul) eval(y []float64, ys Shape, in []operand) {
 		y[off] = acc
 	})
 }
+
+// The operation crosses to the worker inside a graph's nodes.
+func init() { gob.Register(matmul{}) }

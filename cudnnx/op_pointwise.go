@@ -1,6 +1,7 @@
 package cudnnx
 
 import (
+	"encoding/gob"
 	"fmt"
 	"math"
 	"sort"
@@ -226,3 +227,6 @@ func pointwiseValue(mode string, x, b float64) float64 {
 	}
 	return math.NaN()
 }
+
+// The operation crosses to the worker inside a graph's nodes.
+func init() { gob.Register(pointwise{}) }

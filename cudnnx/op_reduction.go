@@ -1,6 +1,7 @@
 package cudnnx
 
 import (
+	"encoding/gob"
 	"fmt"
 	"math"
 )
@@ -91,3 +92,6 @@ func (op reduction) eval(y []float64, ys Shape, in []operand) {
 		}
 	}
 }
+
+// The operation crosses to the worker inside a graph's nodes.
+func init() { gob.Register(reduction{}) }

@@ -1,6 +1,7 @@
 package cudnnx
 
 import (
+	"encoding/gob"
 	"math"
 	"slices"
 
@@ -111,3 +112,6 @@ func (sdpaFwd) eval(o []float64, os Shape, in []operand) {
 		}
 	}
 }
+
+// The operation crosses to the worker inside a graph's nodes.
+func init() { gob.Register(sdpaFwd{}) }

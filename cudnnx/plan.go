@@ -110,8 +110,8 @@ func init() {
 	gpu.RegisterLibrary(gpu.Library{Name: "cuDNN", Version: Version, Types: []any{
 		execOp{}, planRequest{}, dropPlansRequest{}, PlanReport{},
 		LegacyConv{}, convAlgosRequest{}, []AlgoReport{}, Softmax{},
-		convFwd{}, pointwise{}, matmul{}, reduction{}, sdpaFwd{},
-	}})
+	}}) // the graph operations register themselves, each in its file
+
 }
 
 // cudnnState is a context's cuDNN handle, plan cache and workspace.

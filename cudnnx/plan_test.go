@@ -1,6 +1,9 @@
 package cudnnx
 
 import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,5 +87,46 @@ func TestCacheKey(t *testing.T) {
 	r4 := run{Graph: spec{Tensors: g.Tensors, Nodes: []node{{Op: pointwise{Mode: "exp"}, In: []int64{1}, Out: 1}}}}
 	if r1.cacheKey() == r4.cacheKey() {
 		t.Error("different operations share a cache key")
+	}
+}
+
+// TestOperationsCrossThePipe: a graph holding every kind of operation
+// travels to the worker and back unchanged (each op_*.go registers its
+// type with gob).
+func TestOperationsCrossThePipe(t *testing.T) {
+	g := New("every operation")
+	x := g.Tensor("x", gpu.FP16, NHWC(1, 8, 4, 4))
+	w := g.Tensor("w", gpu.FP16, NHWC(8, 8, 3, 3))
+	g.Relu(g.Conv(x, w, Same(3))).Output(gpu.FP16)
+	q, k, v := g.Tensor("q", gpu.FP16, BHSD(1, 1, 4, 8)), g.Tensor("k", gpu.FP16, BHSD(1, 1, 4, 8)), g.Tensor("v", gpu.FP16, BHSD(1, 1, 4, 8))
+	g.CausalSDPA(q, k, v, 0.5)
+	q2, k2, v2 := g.Tensor("q2", gpu.FP16, BHSD(1, 1, 4, 8)), g.Tensor("k2", gpu.FP16, BHSD(1, 1, 4, 8)), g.Tensor("v2", gpu.FP16, BHSD(1, 1, 4, 8))
+	g.SDPA(q2, k2, v2, 0.5)
+	sp, err := g.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(run{Graph: sp}); err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	var back run
+	if err := gob.NewDecoder(&buf).Decode(&back); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	kinds := map[string]bool{}
+	for i, n := range back.Graph.Nodes {
+		if n.Op.String() != sp.Nodes[i].Op.String() {
+			t.Errorf("node %d came back as %s, want %s", i, n.Op, sp.Nodes[i].Op)
+		}
+		kinds[fmt.Sprintf("%T", n.Op)] = true
+	}
+	for _, want := range []string{"cudnnx.convFwd", "cudnnx.pointwise", "cudnnx.matmul", "cudnnx.reduction", "cudnnx.sdpaFwd"} {
+		if !kinds[want] {
+			t.Errorf("no %s in the graph that came back (%v)", want, kinds)
+		}
+	}
+	if err := checkGraph(back.Graph); err != nil {
+		t.Errorf("checkGraph of the graph that came back: %v", err)
 	}
 }

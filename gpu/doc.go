@@ -1,10 +1,10 @@
-// Package gpu runs CUDA from Go without cgo.
+// Package gpu runs device work on an NVIDIA GPU from Go without cgo: here,
+// or in a worker process that owns the CUDA context.
 //
-// It loads the NVIDIA driver (libcuda.so.1), NVRTC (libnvrtc.so.13, .12 or
-// .11.2) and cuBLAS (libcublas.so.13, .12 or .11) at run time with
+// It loads the NVIDIA driver (libcuda.so.1) at run time with
 // github.com/ebitengine/purego, so a binary built with CGO_ENABLED=0 on a
-// machine without CUDA runs on any machine with a CUDA 11.8–13 driver.
-// It never links CUDA at build time, and importing it never panics or exits:
+// machine without CUDA runs on any machine with a CUDA 11.8–13 driver. It
+// never links CUDA at build time, and importing it never panics or exits:
 // where no driver or no GPU is found, [Open] returns an error that says so in
 // one sentence and wraps [ErrNoGPU].
 //
@@ -16,25 +16,31 @@
 // starts a fresh worker. Whole measurements ([Device.Bench]) run inside the
 // worker, so the pipe between the processes never enters a timing.
 // [OpenInProcess] gives the same [Device] without the worker, for programs
-// that want the lowest overhead and accept that a fault ends them.
+// that want the lowest overhead and accept that a fault ends them. A program
+// that opens a worker imports package worker, which makes it able to serve
+// as one ([ServeWorker]).
 //
-// Kernels are CUDA C compiled by NVRTC ([Compile]), which needs no GPU:
-// compiled images are cached on disk, and the ptxas report of each kernel's
-// registers, shared memory and spills comes with them.
+// What the package does not do: it compiles no kernel (package nvrtc does,
+// into the [nvrtc.Image] that [Device.LoadKernel] takes), and it knows no
+// vendor library or tool by name. cuBLAS (package blas) and cuDNN (package
+// cudnnx) add their work as [Op]s and [Request]s that prepare themselves
+// against an [Exec], and register their types with [RegisterLibrary] from
+// their own init; compute-sanitizer (package gpu/sanitizer) is a [Wrapper]
+// that the worker starts under.
 //
 // # Type Conversions
 //
-// The C types of the CUDA libraries map to Go as follows.
+// The C types of the driver API map to Go as follows.
 //
-//	CUresult, nvrtcResult, cublasStatus_t  ⇔  error (*CUDAError, *nvrtc.CompileError)
+//	CUresult                               ⇔  error (*CUDAError)
 //	CUdeviceptr                            ⇔  DevicePtr
 //	void* host memory from cuMemHostAlloc  ⇔  HostPtr
 //	CUfunction (with its module)           ⇔  Kernel
 //	CUgraphExec                            ⇔  Graph
+//	CUstream                               ⇔  uintptr (Exec.Stream)
 //	dim3 grid, block                       ⇔  Dim3
-//	kernel parameter (void**)              ⇔  []Arg (Int32, Uint32, Int64, Float32, Float64, Ptr)
+//	kernel parameter (void**)              ⇔  []Arg (Int32, Uint32, Int64, Float32, Float64, Ptr, TMap)
 //	cudaDataType                           ⇔  DType
-//	cublasComputeType_t                    ⇔  Compute
 //	float elapsed milliseconds (events)    ⇔  time.Duration
 //
 // Memory handed to C (kernel parameter arrays, host scalars, strings) is
