@@ -3,79 +3,29 @@
 package blas
 
 import (
-	"errors"
 	"math"
-	"math/rand/v2"
 	"testing"
-	"time"
-	"unsafe"
 
 	"cudarepl/gpu"
+	"cudarepl/internal/gputest"
 )
 
 // These tests need an NVIDIA GPU and cuBLAS. Build them with -tags gpu
 // (make gpu-test); where no GPU is found they skip and say why.
 
-// openGPU opens a worker on the GPU, or skips the test.
+// openGPU opens a worker on the GPU, or skips the test where there is
+// none, or no cuBLAS.
 func openGPU(t testing.TB) gpu.Device {
 	t.Helper()
-	w, err := gpu.Open()
-	if errors.Is(err, gpu.ErrNoGPU) {
-		t.Skipf("no GPU here: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("Open = %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w := gputest.Open(t)
 	if _, err := Version(); err != nil {
 		t.Skipf("no cuBLAS here: %v", err)
 	}
 	return w
 }
 
-func newRand(t testing.TB) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("random seed %d", seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-func randFloats(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = r.Float32()*2 - 1
-	}
-	return v
-}
-
 // poison is a NaN bit pattern no product computes by accident.
 const poison = 0x7fc0dead
-
-// mustAlloc allocates bytes on d, freed when the test ends.
-func mustAlloc(t testing.TB, d gpu.Device, bytes int64) gpu.DevicePtr {
-	t.Helper()
-	p, err := d.Alloc(bytes)
-	if err != nil {
-		t.Fatalf("Alloc(%d) = %v", bytes, err)
-	}
-	t.Cleanup(func() { d.Free(p) })
-	return p
-}
-
-// mustUpload copies v to d, freed when the test ends.
-func mustUpload[T gpu.Element](t testing.TB, d gpu.Device, v []T) gpu.DevicePtr {
-	t.Helper()
-	p, err := gpu.Upload(d, v)
-	if err != nil {
-		t.Fatalf("Upload(%d elements) = %v", len(v), err)
-	}
-	t.Cleanup(func() { d.Free(p) })
-	return p
-}
-
-// bytesOf views v's memory as bytes.
-func bytesOf[T gpu.Element](v []T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(v[0])))
-}
 
 // gemmRef computes row-major C = op(A)·op(B) in float64.
 func gemmRef(g GEMM, a, b []float64) []float64 {
@@ -123,12 +73,12 @@ func encode(t gpu.DType, v []float32) ([]byte, []float64) {
 				vals[i] = float64(gpu.BFloat16From(bits[i]))
 			}
 		}
-		return bytesOf(bits), vals
+		return gputest.Bytes(bits), vals
 	}
 	for i, x := range v {
 		vals[i] = float64(x)
 	}
-	return bytesOf(v), vals
+	return gputest.Bytes(v), vals
 }
 
 func decode(t gpu.DType, b []byte) []float64 {
@@ -154,7 +104,7 @@ func decode(t gpu.DType, b []byte) []float64 {
 
 func TestGPUGEMM(t *testing.T) {
 	w := openGPU(t)
-	r := newRand(t)
+	r := gputest.Rand(t)
 	tests := []struct {
 		desc string
 		g    GEMM
@@ -177,10 +127,10 @@ func TestGPUGEMM(t *testing.T) {
 		if out == 0 {
 			out = g.Type
 		}
-		ab, a := encode(g.Type, randFloats(r, g.M*g.K))
-		bb, b := encode(g.Type, randFloats(r, g.K*g.N))
-		g.A, g.B = mustUpload(t, w, ab), mustUpload(t, w, bb)
-		g.C = mustAlloc(t, w, int64(g.M*g.N*out.Size()))
+		ab, a := encode(g.Type, gputest.Floats(r, g.M*g.K))
+		bb, b := encode(g.Type, gputest.Floats(r, g.K*g.N))
+		g.A, g.B = gputest.Upload(t, w, ab), gputest.Upload(t, w, bb)
+		g.C = gputest.Alloc(t, w, int64(g.M*g.N*out.Size()))
 		if err := w.Run(gpu.Memset{Dst: g.C, Value: poison, Count: int64(g.M * g.N * out.Size() / 4)}); err != nil {
 			t.Fatal(err)
 		}
@@ -202,11 +152,11 @@ func TestGPUGEMM(t *testing.T) {
 
 func TestGPUStridedBatchedGEMM(t *testing.T) {
 	w := openGPU(t)
-	r := newRand(t)
+	r := gputest.Rand(t)
 	const batch, m, n, k = 3, 64, 48, 40
 	g := GEMM{M: m, N: n, K: k, Type: gpu.FP32, Alpha: 1, Batch: batch, StrideA: m * k, StrideB: k * n, StrideC: m * n}
-	av, bv := randFloats(r, batch*m*k), randFloats(r, batch*k*n)
-	g.A, g.B, g.C = mustUpload(t, w, av), mustUpload(t, w, bv), mustAlloc(t, w, 4*batch*m*n)
+	av, bv := gputest.Floats(r, batch*m*k), gputest.Floats(r, batch*k*n)
+	g.A, g.B, g.C = gputest.Upload(t, w, av), gputest.Upload(t, w, bv), gputest.Alloc(t, w, 4*batch*m*n)
 	if err := w.Run(g); err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +177,7 @@ func TestGPUStridedBatchedGEMM(t *testing.T) {
 func TestGPUThroughput(t *testing.T) {
 	w := openGPU(t)
 	const m = 4096
-	r := newRand(t)
+	r := gputest.Rand(t)
 	info := w.Info()
 	for _, cfg := range []struct {
 		name    string
@@ -237,10 +187,10 @@ func TestGPUThroughput(t *testing.T) {
 	}{{"sgemm fp32", gpu.FP32, Compute32F, gpu.PeakFP32}, {"tf32", gpu.FP32, Compute32FFastTF32, gpu.PeakTF32},
 		{"hgemm fp16", gpu.FP16, Compute32F, gpu.PeakFP16}, {"bf16", gpu.BF16, Compute32F, gpu.PeakBF16}} {
 		// Random inputs: constant or zero data draws less power and runs faster.
-		ab, _ := encode(cfg.typ, randFloats(r, m*m))
-		bb, _ := encode(cfg.typ, randFloats(r, m*m))
+		ab, _ := encode(cfg.typ, gputest.Floats(r, m*m))
+		bb, _ := encode(cfg.typ, gputest.Floats(r, m*m))
 		g := GEMM{M: m, N: m, K: m, Type: cfg.typ, Compute: cfg.compute, Alpha: 1,
-			A: mustUpload(t, w, ab), B: mustUpload(t, w, bb), C: mustAlloc(t, w, int64(m*m*cfg.typ.Size()))}
+			A: gputest.Upload(t, w, ab), B: gputest.Upload(t, w, bb), C: gputest.Alloc(t, w, int64(m*m*cfg.typ.Size()))}
 		tm, err := w.Bench(gpu.Bench{Name: cfg.name, Ops: [][]gpu.Op{{g}}})
 		if err != nil {
 			t.Fatalf("bench %s: %v", cfg.name, err)

@@ -1,15 +1,11 @@
 package blas
 
 import (
-	"os"
 	"testing"
 
-	"cudarepl/gpu"
+	"cudarepl/internal/gputest"
 )
 
 // TestMain lets the test binary be its own GPU worker, with cuBLAS's work
 // registered: package worker imports this one, so the test cannot import it.
-func TestMain(m *testing.M) {
-	gpu.ServeWorker()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { gputest.Main(m) }

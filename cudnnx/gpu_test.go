@@ -3,7 +3,6 @@
 package cudnnx
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -12,24 +11,17 @@ import (
 
 	"cudarepl/fuse"
 	"cudarepl/gpu"
+	"cudarepl/internal/gputest"
 )
 
 // openGPU opens the GPU through a worker process, as cudarepl does, or
 // skips the test with the reason.
 func openGPU(t *testing.T) gpu.Device {
 	t.Helper()
-	dev, err := gpu.Open()
-	if err != nil {
-		if errors.Is(err, gpu.ErrNoGPU) {
-			t.Skipf("no GPU: %v", err)
-		}
-		t.Fatal(err)
-	}
+	dev := gputest.Open(t)
 	if _, err := Version(); err != nil {
-		dev.Close()
 		t.Skipf("no cuDNN: %v", err)
 	}
-	t.Cleanup(func() { dev.Close() })
 	return dev
 }
 

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpu
+package gpu_test
 
 import (
 	"bufio"
@@ -16,6 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/internal/gputest"
 )
 
 //go:embed testdata/launch.cu
@@ -43,12 +46,12 @@ type figures struct {
 }
 
 func TestGPUFigures(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	info := w.Info()
 	f := figures{GPU: info.Name, Driver: info.DriverVersion, CUDA: info.CUDAVersion, NVRTC: info.NVRTCVersion,
 		Date: time.Now().UTC().Format(time.DateOnly), VaddGBs: map[string]float64{}}
 	ks := kernels(t, w, "vadd", "vadd4", "bump")
-	bench := func(b Bench) Stats {
+	bench := func(b gpu.Bench) gpu.Stats {
 		t.Helper()
 		tm, err := w.Bench(b)
 		if err != nil {
@@ -59,22 +62,22 @@ func TestGPUFigures(t *testing.T) {
 
 	// Ceiling: a device-to-device copy of 256 MiB, far past L2.
 	const n = 1 << 26
-	src, dst := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
-	w.Run(Memset{Dst: src, Value: 1, Count: n})
-	s := bench(Bench{Name: "copy 256 MiB", Ops: [][]Op{{Copy{Kind: DeviceToDevice, Dst: uint64(dst), Src: uint64(src), Bytes: 4 * n}}}})
+	src, dst := gputest.Alloc(t, w, 4*n), gputest.Alloc(t, w, 4*n)
+	w.Run(gpu.Memset{Dst: src, Value: 1, Count: n})
+	s := bench(gpu.Bench{Name: "copy 256 MiB", Ops: [][]gpu.Op{{gpu.Copy{Kind: gpu.DeviceToDevice, Dst: uint64(dst), Src: uint64(src), Bytes: 4 * n}}}})
 	f.CopyGBs = s.Rate(2*4*n) / 1e9
 
 	// Vector add, n = 2^26: 12 bytes per element.
-	a, b, c := src, dst, mustAlloc(t, w, 4*n)
+	a, b, c := src, dst, gputest.Alloc(t, w, 4*n)
 	for _, name := range []string{"vadd", "vadd4"} {
 		for _, block := range []int{128, 256, 512, 1024} {
 			threads := n
 			if name == "vadd4" {
 				threads = n / 4
 			}
-			l := Launch{Kernel: ks[name], Grid: Dim(Blocks(threads, block)), Block: Dim(block), Args: []Arg{Ptr(a), Ptr(b), Ptr(c), Int32(n)}}
+			l := gpu.Launch{Kernel: ks[name], Grid: gpu.Dim(gpu.Blocks(threads, block)), Block: gpu.Dim(block), Args: []gpu.Arg{gpu.Ptr(a), gpu.Ptr(b), gpu.Ptr(c), gpu.Int32(n)}}
 			key := fmt.Sprintf("%s/%d", name, block)
-			f.VaddGBs[key] = bench(Bench{Name: key, Ops: [][]Op{{l}}}).Rate(12*n) / 1e9
+			f.VaddGBs[key] = bench(gpu.Bench{Name: key, Ops: [][]gpu.Op{{l}}}).Rate(12*n) / 1e9
 			if f.VaddGBs[key] > f.VaddGBs[f.VaddBest] {
 				f.VaddBest = key
 			}
@@ -83,10 +86,10 @@ func TestGPUFigures(t *testing.T) {
 	f.VaddOfCopy = f.VaddGBs[f.VaddBest] / f.CopyGBs
 
 	// Launch overhead and graphs: 1000 tiny kernels.
-	x := mustAlloc(t, w, 4)
-	ops := make([]Op, 1000)
+	x := gputest.Alloc(t, w, 4)
+	ops := make([]gpu.Op, 1000)
 	for i := range ops {
-		ops[i] = Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}}
+		ops[i] = gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.Ptr(x)}}
 	}
 	// Host wall per launch from Go and from C, and 1000 launches against
 	// their graph, in 20 interleaved rounds, which goes first alternating:
@@ -105,7 +108,7 @@ func TestGPUFigures(t *testing.T) {
 	var goUs, cUs, ratios, launchMs, graphMs, speedups []float64
 	for round := range rounds {
 		goRound := func() {
-			tm, err := w.Bench(Bench{Name: "200 launches", Ops: [][]Op{ops[:enqueued]}, HostWall: true, Reps: 30})
+			tm, err := w.Bench(gpu.Bench{Name: "200 launches", Ops: [][]gpu.Op{ops[:enqueued]}, HostWall: true, Reps: 30})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,8 +129,8 @@ func TestGPUFigures(t *testing.T) {
 		if cProg != nil {
 			ratios = append(ratios, goUs[round]/cUs[round])
 		}
-		l := float64(bench(Bench{Name: "1000 launches", Ops: [][]Op{ops}, Reps: 5}).Median) / 1e6
-		gr := float64(bench(Bench{Name: "graph of 1000", Ops: [][]Op{{GraphOp{g}}}, Reps: 5}).Median) / 1e6
+		l := float64(bench(gpu.Bench{Name: "1000 launches", Ops: [][]gpu.Op{ops}, Reps: 5}).Median) / 1e6
+		gr := float64(bench(gpu.Bench{Name: "graph of 1000", Ops: [][]gpu.Op{{gpu.GraphOp{g}}}, Reps: 5}).Median) / 1e6
 		launchMs, graphMs, speedups = append(launchMs, l), append(graphMs, gr), append(speedups, l/gr)
 	}
 	f.Rounds = rounds
@@ -138,14 +141,14 @@ func TestGPUFigures(t *testing.T) {
 
 	// Recovery, each in a fresh worker of its own.
 	{
-		w2 := openGPU(t)
+		w2 := gputest.Open(t)
 		p, _ := w2.Alloc(4096)
 		f.RecoverOOBMs = float64(recoverFrom(t, w2, oobLaunch(kernels(t, w2, "vadd_oob"), p), "faulted")) / 1e6
 	}
 	{
-		w3 := openGPU(t, Options{Timeout: 2 * time.Second})
+		w3 := gputest.Open(t, gpu.Options{Timeout: 2 * time.Second})
 		flag, _ := w3.Alloc(4)
-		w3.Run(Memset{Dst: flag, Count: 1})
+		w3.Run(gpu.Memset{Dst: flag, Count: 1})
 		f.RecoverHangMs = float64(recoverFrom(t, w3, spinLaunch(kernels(t, w3, "spin"), flag), "time limit")) / 1e6
 	}
 
@@ -171,7 +174,7 @@ func spread(v []float64) [2]float64 {
 	for i, x := range v {
 		d[i] = time.Duration(x * 1e9)
 	}
-	s := Summarize(d)
+	s := gpu.Summarize(d)
 	return [2]float64{float64(s.P10) / 1e9, float64(s.P90) / 1e9}
 }
 

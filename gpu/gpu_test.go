@@ -1,6 +1,6 @@
 //go:build gpu
 
-package gpu
+package gpu_test
 
 import (
 	_ "embed"
@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"cudarepl/gpu"
+	"cudarepl/internal/gputest"
+
 	"cudarepl/nvrtc"
 )
 
@@ -20,28 +23,14 @@ import (
 //go:embed testdata/kernels.cu
 var testKernels string
 
-// openGPU opens a worker on the GPU, or skips the test.
-func openGPU(t testing.TB, opts ...Options) *Worker {
-	t.Helper()
-	w, err := Open(opts...)
-	if errors.Is(err, ErrNoGPU) {
-		t.Skipf("no GPU here: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("Open = %v", err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
 // kernels compiles testdata/kernels.cu for w's GPU and loads the named kernels.
-func kernels(t testing.TB, w Device, names ...string) map[string]Kernel {
+func kernels(t testing.TB, w gpu.Device, names ...string) map[string]gpu.Kernel {
 	t.Helper()
 	img, err := nvrtc.Compile(nvrtc.Source{Name: "testdata/kernels.cu", Code: testKernels}, nvrtc.CompileOptions{Arch: w.Info().Arch()})
 	if err != nil {
 		t.Fatalf("Compile = %v", err)
 	}
-	out := map[string]Kernel{}
+	out := map[string]gpu.Kernel{}
 	for _, n := range names {
 		k, err := w.LoadKernel(img, n)
 		if err != nil {
@@ -52,62 +41,28 @@ func kernels(t testing.TB, w Device, names ...string) map[string]Kernel {
 	return out
 }
 
-func newRand(t testing.TB) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("random seed %d", seed)
-	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-}
-
-func randFloats(r *rand.Rand, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = r.Float32()*2 - 1
-	}
-	return v
-}
-
 // poison is a NaN bit pattern no kernel computes by accident.
 const poison = 0x7fc0dead
 
-func mustAlloc(t testing.TB, d Device, bytes int64) DevicePtr {
-	t.Helper()
-	p, err := d.Alloc(bytes)
-	if err != nil {
-		t.Fatalf("Alloc(%d) = %v", bytes, err)
-	}
-	t.Cleanup(func() { d.Free(p) })
-	return p
-}
-
-func mustUpload[T Element](t testing.TB, d Device, v []T) DevicePtr {
-	t.Helper()
-	p, err := Upload(d, v)
-	if err != nil {
-		t.Fatalf("Upload(%d elements) = %v", len(v), err)
-	}
-	t.Cleanup(func() { d.Free(p) })
-	return p
-}
-
 // runVadd adds fresh random vectors of n elements with kernel k and checks
 // every element of the poisoned output against the CPU.
-func runVadd(t testing.TB, d Device, k Kernel, n int, r *rand.Rand) {
+func runVadd(t testing.TB, d gpu.Device, k gpu.Kernel, n int, r *rand.Rand) {
 	t.Helper()
-	a, b := randFloats(r, n), randFloats(r, n)
-	pa, pb := mustUpload(t, d, a), mustUpload(t, d, b)
-	pc := mustAlloc(t, d, int64(4*n))
-	if err := d.Run(Memset{Dst: pc, Value: poison, Count: int64(n)}); err != nil {
+	a, b := gputest.Floats(r, n), gputest.Floats(r, n)
+	pa, pb := gputest.Upload(t, d, a), gputest.Upload(t, d, b)
+	pc := gputest.Alloc(t, d, int64(4*n))
+	if err := d.Run(gpu.Memset{Dst: pc, Value: poison, Count: int64(n)}); err != nil {
 		t.Fatalf("poison output: %v", err)
 	}
 	threads := n
 	if k.Name == "vadd4" {
 		threads = n/4 + n%4
 	}
-	l := Launch{Kernel: k, Grid: Dim(Blocks(threads, 256)), Block: Dim(256), Args: []Arg{Ptr(pa), Ptr(pb), Ptr(pc), Int32(int32(n))}}
+	l := gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(threads, 256)), Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(pa), gpu.Ptr(pb), gpu.Ptr(pc), gpu.Int32(int32(n))}}
 	if err := d.Launch(l); err != nil {
 		t.Fatalf("%s n=%d: %v", k.Name, n, err)
 	}
-	c, err := Download[float32](d, pc, n)
+	c, err := gpu.Download[float32](d, pc, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +81,9 @@ func runVadd(t testing.TB, d Device, k Kernel, n int, r *rand.Rand) {
 }
 
 func TestGPUVectorAdd(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "vadd", "vadd4")
-	r := newRand(t)
+	r := gputest.Rand(t)
 	for _, name := range []string{"vadd", "vadd4"} {
 		for _, n := range []int{1, 3, 1000, 1023, 1<<20 + 7, 1 << 26} {
 			runVadd(t, w, ks[name], n, r)
@@ -146,21 +101,21 @@ func TestGPUCompileError(t *testing.T) {
 
 // recoverFrom runs a kernel that breaks the worker, then a correct vadd, and
 // returns how long it took from the bad launch to the good one's end.
-func recoverFrom(t *testing.T, w *Worker, bad Launch, wantCause string) time.Duration {
+func recoverFrom(t *testing.T, w *gpu.Worker, bad gpu.Launch, wantCause string) time.Duration {
 	t.Helper()
 	ks := kernels(t, w, "vadd")
 	start := time.Now()
 	err := w.Launch(bad)
-	var we *WorkerError
+	var we *gpu.WorkerError
 	if !errors.As(err, &we) || !strings.Contains(err.Error(), wantCause) || !strings.Contains(err.Error(), bad.Kernel.Name) {
 		t.Fatalf("Launch(%s) = %v, want a WorkerError naming the kernel and %q", bad.Kernel.Name, err, wantCause)
 	}
 	t.Logf("%s: %v", bad.Kernel.Name, err)
 	// Memory from before the restart is gone: everything is made afresh.
-	r := newRand(t)
+	r := gputest.Rand(t)
 	n := 1000
-	a := randFloats(r, n)
-	pa, err := Upload(w, a)
+	a := gputest.Floats(r, n)
+	pa, err := gpu.Upload(w, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +123,11 @@ func recoverFrom(t *testing.T, w *Worker, bad Launch, wantCause string) time.Dur
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Launch(Launch{Kernel: ks["vadd"], Grid: Dim(Blocks(n, 256)), Block: Dim(256), Args: []Arg{Ptr(pa), Ptr(pa), Ptr(pc), Int32(int32(n))}}); err != nil {
+	if err := w.Launch(gpu.Launch{Kernel: ks["vadd"], Grid: gpu.Dim(gpu.Blocks(n, 256)), Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(pa), gpu.Ptr(pa), gpu.Ptr(pc), gpu.Int32(int32(n))}}); err != nil {
 		t.Fatalf("launch after recovery: %v", err)
 	}
 	took := time.Since(start)
-	c, err := Download[float32](w, pc, n)
+	c, err := gpu.Download[float32](w, pc, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,16 +139,16 @@ func recoverFrom(t *testing.T, w *Worker, bad Launch, wantCause string) time.Dur
 	return took
 }
 
-func oobLaunch(ks map[string]Kernel, p DevicePtr) Launch {
-	return Launch{Kernel: ks["vadd_oob"], Grid: Dim(4), Block: Dim(256), Args: []Arg{Ptr(p), Int32(1024)}}
+func oobLaunch(ks map[string]gpu.Kernel, p gpu.DevicePtr) gpu.Launch {
+	return gpu.Launch{Kernel: ks["vadd_oob"], Grid: gpu.Dim(4), Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(p), gpu.Int32(1024)}}
 }
 
-func spinLaunch(ks map[string]Kernel, p DevicePtr) Launch {
-	return Launch{Kernel: ks["spin"], Grid: Dim(1), Block: Dim(1), Args: []Arg{Ptr(p)}}
+func spinLaunch(ks map[string]gpu.Kernel, p gpu.DevicePtr) gpu.Launch {
+	return gpu.Launch{Kernel: ks["spin"], Grid: gpu.Dim(1), Block: gpu.Dim(1), Args: []gpu.Arg{gpu.Ptr(p)}}
 }
 
 func TestGPUOutOfBoundsRecovers(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "vadd_oob")
 	p, _ := w.Alloc(4096)
 	took := recoverFrom(t, w, oobLaunch(ks, p), "faulted: CUDA_ERROR_ILLEGAL_ADDRESS")
@@ -201,10 +156,10 @@ func TestGPUOutOfBoundsRecovers(t *testing.T) {
 }
 
 func TestGPUTimeLimitRecovers(t *testing.T) {
-	w := openGPU(t, Options{Timeout: 2 * time.Second})
+	w := gputest.Open(t, gpu.Options{Timeout: 2 * time.Second})
 	ks := kernels(t, w, "spin")
-	flag := mustAlloc(t, w, 4)
-	if err := w.Run(Memset{Dst: flag, Count: 1}); err != nil {
+	flag := gputest.Alloc(t, w, 4)
+	if err := w.Run(gpu.Memset{Dst: flag, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
 	took := recoverFrom(t, w, spinLaunch(ks, flag), "ran past the 2s time limit")
@@ -212,33 +167,33 @@ func TestGPUTimeLimitRecovers(t *testing.T) {
 }
 
 func TestGPUCopies(t *testing.T) {
-	w := openGPU(t)
-	r := newRand(t)
+	w := gputest.Open(t)
+	r := gputest.Rand(t)
 	for _, pinned := range []bool{false, true} {
 		const n = 3<<20 + 5
-		src := randFloats(r, n)
+		src := gputest.Floats(r, n)
 		h, err := w.AllocHost(4*n, pinned)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.WriteHost(h, asBytes(src)); err != nil {
+		if err := w.WriteHost(h, gputest.Bytes(src)); err != nil {
 			t.Fatal(err)
 		}
-		d1, d2 := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
+		d1, d2 := gputest.Alloc(t, w, 4*n), gputest.Alloc(t, w, 4*n)
 		h2, err := w.AllocHost(4*n, pinned)
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = w.Run(
-			Copy{Kind: HostToDevice, Dst: uint64(d1), Src: uint64(h), Bytes: 4 * n},
-			Copy{Kind: DeviceToDevice, Dst: uint64(d2), Src: uint64(d1), Bytes: 4 * n},
-			Copy{Kind: DeviceToHost, Dst: uint64(h2), Src: uint64(d2), Bytes: 4 * n},
+			gpu.Copy{Kind: gpu.HostToDevice, Dst: uint64(d1), Src: uint64(h), Bytes: 4 * n},
+			gpu.Copy{Kind: gpu.DeviceToDevice, Dst: uint64(d2), Src: uint64(d1), Bytes: 4 * n},
+			gpu.Copy{Kind: gpu.DeviceToHost, Dst: uint64(h2), Src: uint64(d2), Bytes: 4 * n},
 		)
 		if err != nil {
 			t.Fatalf("pinned=%v: %v", pinned, err)
 		}
 		back := make([]float32, n)
-		if err := w.ReadHost(asBytes(back), h2); err != nil {
+		if err := w.ReadHost(gputest.Bytes(back), h2); err != nil {
 			t.Fatal(err)
 		}
 		for i := range back {
@@ -252,29 +207,29 @@ func TestGPUCopies(t *testing.T) {
 }
 
 func TestGPUGraphReplay(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "bump")
-	x := mustAlloc(t, w, 4)
-	if err := w.Run(Memset{Dst: x, Count: 1}); err != nil {
+	x := gputest.Alloc(t, w, 4)
+	if err := w.Run(gpu.Memset{Dst: x, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	ops := make([]Op, 1000)
+	ops := make([]gpu.Op, 1000)
 	for i := range ops {
-		ops[i] = Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}}
+		ops[i] = gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.Ptr(x)}}
 	}
 	g, err := w.Capture(ops...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.FreeGraph(g)
-	got, _ := Download[int32](w, x, 1)
+	got, _ := gpu.Download[int32](w, x, 1)
 	if got[0] != 0 {
 		t.Fatalf("capture ran the kernels: x = %d, want 0", got[0])
 	}
-	if err := w.Run(GraphOp{g}, GraphOp{g}); err != nil {
+	if err := w.Run(gpu.GraphOp{g}, gpu.GraphOp{g}); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = Download[int32](w, x, 1)
+	got, _ = gpu.Download[int32](w, x, 1)
 	if got[0] != 2000 {
 		t.Fatalf("after two replays of 1000 bumps: x = %d, want 2000", got[0])
 	}
@@ -284,14 +239,14 @@ func TestGPUGraphReplay(t *testing.T) {
 // buffer; a graph whose buffer was freed is refused, not replayed on
 // whatever was allocated there next.
 func TestGPUGraphUpdateAndFreedBuffer(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "bump")
-	x, y := mustAlloc(t, w, 4), mustAlloc(t, w, 4)
-	if err := w.Run(Memset{Dst: x, Count: 1}, Memset{Dst: y, Count: 1}); err != nil {
+	x, y := gputest.Alloc(t, w, 4), gputest.Alloc(t, w, 4)
+	if err := w.Run(gpu.Memset{Dst: x, Count: 1}, gpu.Memset{Dst: y, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	bump := func(p DevicePtr) Op {
-		return Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(p)}}
+	bump := func(p gpu.DevicePtr) gpu.Op {
+		return gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.Ptr(p)}}
 	}
 	g, err := w.Capture(bump(x), bump(x))
 	if err != nil {
@@ -304,11 +259,11 @@ func TestGPUGraphUpdateAndFreedBuffer(t *testing.T) {
 	if g, err = w.Update(g, bump(y), bump(y)); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Run(GraphOp{g}); err != nil {
+	if err := w.Run(gpu.GraphOp{g}); err != nil {
 		t.Fatal(err)
 	}
-	gx, _ := Download[int32](w, x, 1)
-	gy, _ := Download[int32](w, y, 1)
+	gx, _ := gpu.Download[int32](w, x, 1)
+	gy, _ := gpu.Download[int32](w, y, 1)
 	if gx[0] != 0 || gy[0] != 2 {
 		t.Fatalf("after the update and one replay: x = %d, y = %d; want 0 and 2", gx[0], gy[0])
 	}
@@ -318,8 +273,8 @@ func TestGPUGraphUpdateAndFreedBuffer(t *testing.T) {
 	if err := w.Free(y); err != nil {
 		t.Fatal(err)
 	}
-	z := mustAlloc(t, w, 4)
-	err = w.Run(GraphOp{g})
+	z := gputest.Alloc(t, w, 4)
+	err = w.Run(gpu.GraphOp{g})
 	if err == nil || !strings.Contains(err.Error(), "freed after it was captured") {
 		t.Fatalf("replaying a graph after freeing its buffer (reallocated at %#x, was %#x) = %v, want a refusal", uint64(z), uint64(y), err)
 	}
@@ -329,25 +284,25 @@ func TestGPUGraphUpdateAndFreedBuffer(t *testing.T) {
 // from cuMemAlloc or from the pool, computes what a preallocated one does,
 // and the pool keeps its memory only above a release threshold of 0.
 func TestGPUSlotsAndPool(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "bump")
-	x := mustAlloc(t, w, 4)
+	x := gputest.Alloc(t, w, 4)
 	for _, pool := range []bool{false, true} {
 		for _, keep := range []int64{0, 1 << 40} {
 			if _, err := w.MemPool(keep); err != nil {
 				t.Fatal(err)
 			}
-			step := []Op{
-				AllocSlot{Slot: 3, Bytes: 1 << 20, Pool: pool},
-				Memset{Dst: x, Count: 1},
-				Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{SlotPtr(3)}},
-				Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{Ptr(x)}},
-				FreeSlot{Slot: 3, Pool: pool},
+			step := []gpu.Op{
+				gpu.AllocSlot{Slot: 3, Bytes: 1 << 20, Pool: pool},
+				gpu.Memset{Dst: x, Count: 1},
+				gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.SlotPtr(3)}},
+				gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.Ptr(x)}},
+				gpu.FreeSlot{Slot: 3, Pool: pool},
 			}
-			if _, err := w.Bench(Bench{Name: "slot step", Ops: [][]Op{step}, Reps: 3}); err != nil {
+			if _, err := w.Bench(gpu.Bench{Name: "slot step", Ops: [][]gpu.Op{step}, Reps: 3}); err != nil {
 				t.Fatalf("pool %v: %v", pool, err)
 			}
-			got, _ := Download[int32](w, x, 1)
+			got, _ := gpu.Download[int32](w, x, 1)
 			st, err := w.MemPool(-1)
 			if err != nil {
 				t.Fatal(err)
@@ -361,7 +316,7 @@ func TestGPUSlotsAndPool(t *testing.T) {
 		}
 	}
 	w.MemPool(0)
-	if err := w.Run(Launch{Kernel: ks["bump"], Grid: Dim(1), Block: Dim(32), Args: []Arg{SlotPtr(9)}}); err == nil || !strings.Contains(err.Error(), "holds no memory") {
+	if err := w.Run(gpu.Launch{Kernel: ks["bump"], Grid: gpu.Dim(1), Block: gpu.Dim(32), Args: []gpu.Arg{gpu.SlotPtr(9)}}); err == nil || !strings.Contains(err.Error(), "holds no memory") {
 		t.Errorf("a launch on an empty slot = %v, want an error", err)
 	}
 }
@@ -371,47 +326,47 @@ func TestGPUSlotsAndPool(t *testing.T) {
 // events, computes c = a + b, and its timeline puts each op on its stream
 // in order.
 func TestGPUStreamsAndTimeline(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "vadd")
 	const n, chunks = 1 << 22, 2
-	r := newRand(t)
-	a, b := randFloats(r, n), randFloats(r, n)
-	host := func(v []float32) HostPtr {
+	r := gputest.Rand(t)
+	a, b := gputest.Floats(r, n), gputest.Floats(r, n)
+	host := func(v []float32) gpu.HostPtr {
 		p, err := w.AllocHost(4*n, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { w.FreeHost(p) })
 		if v != nil {
-			if err := w.WriteHost(p, asBytes(v)); err != nil {
+			if err := w.WriteHost(p, gputest.Bytes(v)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		return p
 	}
 	ha, hb, hc := host(a), host(b), host(nil)
-	da, db, dc := mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n), mustAlloc(t, w, 4*n)
+	da, db, dc := gputest.Alloc(t, w, 4*n), gputest.Alloc(t, w, 4*n), gputest.Alloc(t, w, 4*n)
 	const m = n / chunks
-	ops := []Op{Record{Event: 0}}
+	ops := []gpu.Op{gpu.Record{Event: 0}}
 	for i := range chunks {
 		s, off := i+1, uint64(4*m*i)
-		on := func(op Op) Op { return OnStream{Stream: s, Op: op} }
-		ops = append(ops, on(WaitFor{Event: 0}),
-			on(Copy{Kind: HostToDevice, Dst: uint64(da) + off, Src: uint64(ha) + off, Bytes: 4 * m}),
-			on(Copy{Kind: HostToDevice, Dst: uint64(db) + off, Src: uint64(hb) + off, Bytes: 4 * m}),
-			on(Launch{Kernel: ks["vadd"], Grid: Dim(Blocks(m, 256)), Block: Dim(256),
-				Args: []Arg{Ptr(da + DevicePtr(off)), Ptr(db + DevicePtr(off)), Ptr(dc + DevicePtr(off)), Int32(m)}}),
-			on(Copy{Kind: DeviceToHost, Dst: uint64(hc) + off, Src: uint64(dc) + off, Bytes: 4 * m}),
-			on(Record{Event: s}))
+		on := func(op gpu.Op) gpu.Op { return gpu.OnStream{Stream: s, Op: op} }
+		ops = append(ops, on(gpu.WaitFor{Event: 0}),
+			on(gpu.Copy{Kind: gpu.HostToDevice, Dst: uint64(da) + off, Src: uint64(ha) + off, Bytes: 4 * m}),
+			on(gpu.Copy{Kind: gpu.HostToDevice, Dst: uint64(db) + off, Src: uint64(hb) + off, Bytes: 4 * m}),
+			on(gpu.Launch{Kernel: ks["vadd"], Grid: gpu.Dim(gpu.Blocks(m, 256)), Block: gpu.Dim(256),
+				Args: []gpu.Arg{gpu.Ptr(da + gpu.DevicePtr(off)), gpu.Ptr(db + gpu.DevicePtr(off)), gpu.Ptr(dc + gpu.DevicePtr(off)), gpu.Int32(m)}}),
+			on(gpu.Copy{Kind: gpu.DeviceToHost, Dst: uint64(hc) + off, Src: uint64(dc) + off, Bytes: 4 * m}),
+			on(gpu.Record{Event: s}))
 	}
 	for i := range chunks {
-		ops = append(ops, WaitFor{Event: i + 1})
+		ops = append(ops, gpu.WaitFor{Event: i + 1})
 	}
 	spans, err := w.Timeline(ops...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := DownloadHost[float32](w, hc, n)
+	got, err := gpu.DownloadHost[float32](w, hc, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +389,7 @@ func TestGPUStreamsAndTimeline(t *testing.T) {
 }
 
 func TestGPUOccupancyAndAttrs(t *testing.T) {
-	w := openGPU(t)
+	w := gputest.Open(t)
 	ks := kernels(t, w, "vadd")
 	k := ks["vadd"]
 	if k.Attrs.MaxThreadsPerBlock < 256 || k.Attrs.Registers <= 0 || k.Attrs.BinaryVersion == 0 {
@@ -448,7 +403,7 @@ func TestGPUOccupancyAndAttrs(t *testing.T) {
 	if want := info.MaxThreadsPerSM / 256; n != want && n != info.MaxBlocksPerSM {
 		t.Logf("occupancy %d blocks of 256 (thread limit allows %d)", n, want)
 	}
-	err = w.Launch(Launch{Kernel: k, Grid: Dim(1), Block: Dim(2048), Args: []Arg{Ptr(0), Ptr(0), Ptr(0), Int32(0)}})
+	err = w.Launch(gpu.Launch{Kernel: k, Grid: gpu.Dim(1), Block: gpu.Dim(2048), Args: []gpu.Arg{gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), gpu.Int32(0)}})
 	if err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("launch with 2048 threads per block = %v, want a clear limit error", err)
 	}

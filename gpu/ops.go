@@ -204,14 +204,8 @@ func (r Record) Name() string { return fmt.Sprintf("record event %d", r.Event) }
 
 // Prepare has nothing to check.
 func (r Record) Prepare(x *Exec) (Step, error) {
-	c := x.c
-	return Step{NoCapture: notCapturable(r.Name()), Enqueue: func() error {
-		e, err := c.event(r.Event)
-		if err != nil {
-			return err
-		}
-		return c.d.check(c.d.cuEventRecord(e, c.stream), "cuEventRecord", r.Name())
-	}}, nil
+	d := x.c.d
+	return eventStep(x, r.Name(), r.Event, "cuEventRecord", func(e, s uintptr) cuResult { return d.cuEventRecord(e, s) }), nil
 }
 
 // WaitFor makes the stream it is enqueued on wait until event Event has
@@ -223,14 +217,22 @@ func (w WaitFor) Name() string { return fmt.Sprintf("wait for event %d", w.Event
 
 // Prepare has nothing to check.
 func (w WaitFor) Prepare(x *Exec) (Step, error) {
+	d := x.c.d
+	return eventStep(x, w.Name(), w.Event, "cuStreamWaitEvent", func(e, s uintptr) cuResult { return d.cuStreamWaitEvent(s, e, 0) }), nil
+}
+
+// eventStep is the step of an op that calls call (the C function cname)
+// with event i, made on first use, and the stream it is enqueued on. Such
+// a step cannot be captured.
+func eventStep(x *Exec, name string, i int, cname string, call func(e, stream uintptr) cuResult) Step {
 	c := x.c
-	return Step{NoCapture: notCapturable(w.Name()), Enqueue: func() error {
-		e, err := c.event(w.Event)
+	return Step{NoCapture: notCapturable(name), Enqueue: func() error {
+		e, err := c.event(i)
 		if err != nil {
 			return err
 		}
-		return c.d.check(c.d.cuStreamWaitEvent(c.stream, e, 0), "cuStreamWaitEvent", w.Name())
-	}}, nil
+		return c.d.check(call(e, c.stream), cname, name)
+	}}
 }
 
 // Span is one op of a Timeline: when it ran on its stream, from the start

@@ -20,7 +20,7 @@ var floors = [][]string{
 	{"internal/dl", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
 	{"nvrtc"},
 	{"gpu", "kernels"},
-	{"blas", "cudnnx", "gpu/sanitizer"},
+	{"blas", "cudnnx", "gpu/sanitizer", "internal/gputest"},
 	{"worker", "lessons"},
 	{"lessons/attn", "lessons/conv", "lessons/fusecmd", "lessons/lessontest"},
 	{"lessons/[0-9][0-9]-*"},
