@@ -20,12 +20,14 @@ test:
 	$(GO) test -count=1 -timeout 30m -json ./... | $(GO) run ./scripts/testsum
 
 ## gpu-build: the GPU test binaries, into build/, to carry to a GPU machine
+## (without symbol tables, so that all of them fit in one carry)
+GPU_LDFLAGS ?= -s -w
 gpu-build: build
-	$(GO) test -c -tags gpu -o build/gpu.test ./gpu
-	$(GO) test -c -tags gpu -o build/lessons.test ./lessons/all
-	$(GO) test -c -tags gpu -o build/notebook.test ./notebook
-	$(GO) test -c -tags gpu -o build/cudnnx.test ./cudnnx
-	$(GO) test -c -tags gpu -o build/blas.test ./blas
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/gpu.test ./gpu
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/lessons.test ./lessons/all
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/notebook.test ./notebook
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/cudnnx.test ./cudnnx
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/blas.test ./blas
 
 ## gpu-test: build and run the GPU tests; without a GPU they skip and say why
 gpu-test: gpu-build
