@@ -18,7 +18,8 @@ var ErrNoGPU = dl.ErrUnavailable
 // used, e.g. "no NVIDIA driver found (libcuda.so.1)".
 type UnavailableError = dl.UnavailableError
 
-// CUDAError is a failed call into the driver, NVRTC or cuBLAS.
+// CUDAError is a failed call into the driver or a library of its stack
+// (cuBLAS, cuDNN: their packages make CUDAErrors of their statuses).
 type CUDAError struct {
 	Call   string // the C symbol, e.g. "cuLaunchKernel"
 	Detail string // what it was doing, e.g. "vadd (grid 4x1x1, block 256x1x1)"
@@ -85,12 +86,12 @@ func (e *WorkerError) Error() string {
 func (e *WorkerError) Unwrap() error { return e.Err }
 
 // IsOutOfMemory reports whether err is an allocation the device could not
-// satisfy (CUDA_ERROR_OUT_OF_MEMORY, or cuBLAS's or cuDNN's own kind).
+// satisfy: CUDA_ERROR_OUT_OF_MEMORY, or a library's status whose name says
+// an allocation failed (CUBLAS_STATUS_ALLOC_FAILED, CUDNN_STATUS_ALLOC_FAILED).
 func IsOutOfMemory(err error) bool {
 	var ce *CUDAError
 	if !errors.As(err, &ce) {
 		return false
 	}
-	return ce.Name == "CUDA_ERROR_OUT_OF_MEMORY" || strings.HasPrefix(ce.Name, "CUBLAS_") && strings.Contains(ce.Name, "ALLOC") ||
-		strings.HasPrefix(ce.Name, "CUDNN_") && strings.Contains(ce.Name, "ALLOC")
+	return ce.Name == "CUDA_ERROR_OUT_OF_MEMORY" || !strings.HasPrefix(ce.Name, "CUDA_") && strings.Contains(ce.Name, "ALLOC")
 }
