@@ -2,8 +2,11 @@
 # Runs on the GPU machine from the repository's root, after `make gpu-build`
 # here: the checks of the foundations a learner stands on (a size that does
 # not fit, an endless kernel, toolkit headers, a kernel written elsewhere,
-# compute-sanitizer), then every GPU test. Builds nothing. Writes the log
-# and foundations.json under $OUT, and prints a table last.
+# compute-sanitizer), then every GPU test, each lesson's planted kernels, and
+# a few measurements to hold against the recorded results. Builds nothing.
+# Writes the log and foundations.json under $OUT, and prints a table last.
+# STEPS="check-all planted …" runs only the steps named (a run of every step
+# takes longer than one 10-minute device command).
 set -uo pipefail
 OUT=${OUT:-/tmp/cudarepl-out}
 mkdir -p "$OUT"
@@ -21,6 +24,7 @@ status=0
 check() {
   local name=$1 want=$2 limit=$3 say=$4
   shift 5
+  [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $name "* ]] || return 0
   echo "=== $name: $*" >>"$log"
   local t0=$EPOCHREALTIME
   timeout 600 "$@" >"$steps/$name.out" 2>&1
@@ -52,10 +56,19 @@ check memcheck-no-guard nonzero 300 "Invalid __global__" -- build/cudarepl check
 check memcheck-all 0 600 "memcheck: no errors found" -- build/cudarepl check --all --sanitize memcheck
 check check-all 0 300 "" -- build/cudarepl check --all
 CUDAREPL_FIGURES=$OUT/figures_h100.json check gpu-tests 0 600 "" -- build/gpu.test -test.v -test.count=1
-check lessons-tests 0 600 "" -- bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1'
+check planted 0 480 "" -- bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1 -test.run TestGPUPlantedKernels'
+check lessons-tests 0 540 "" -- bash -c 'cd lessons/all && ../../build/lessons.test -test.v -test.count=1 -test.skip TestGPUPlantedKernels'
 check notebook-tests 0 300 "" -- bash -c 'cd notebook && ../build/notebook.test -test.v -test.count=1'
 check cudnnx-tests 0 300 "" -- build/cudnnx.test -test.v -test.count=1
 check blas-tests 0 300 "" -- build/blas.test -test.v -test.count=1
+# Measurements to hold against the lessons' recorded results.
+for l in vector-add fusion launch-and-graphs; do
+  check "bench-$l" 0 300 "" -- build/cudarepl bench $l --json "$OUT/bench-$l.json"
+done
+check bench-flash-attention 0 300 "" -- build/cudarepl bench flash-attention 4x16x4096x64 --json "$OUT/bench-flash-attention.json"
+# Start-up: to the prompt, and (warm) to the first lesson result.
+check start-to-prompt 0 1 "" -- bash -c 'build/cudarepl </dev/null >/dev/null'
+check first-result 0 3 "" -- bash -c "printf 'open 2\nstep 4\nquit\n' | build/cudarepl >/dev/null"
 
 (IFS=,; echo "[${json[*]}]") >"$OUT/foundations.json"
 printf '%-22s %5s %10s %10s  %s\n' step exit time limit ok
