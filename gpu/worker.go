@@ -345,8 +345,11 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 				continue
 			}
 			err := r.Err.err()
-			if isSticky(err) {
+			switch {
+			case isSticky(err):
 				return r.Value, w.failed(op, "faulted", err)
+			case r.Ends:
+				return nil, w.failed(op, err.Error(), nil)
 			}
 			return r.Value, err
 		case <-timer.C:

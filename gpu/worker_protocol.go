@@ -33,7 +33,8 @@ type reply struct {
 
 	Err   *wireError
 	Info  DeviceInfo
-	Value any // what the call's serve returned
+	Value any  // what the call's serve returned
+	Ends  bool // the worker exits after this reply: it could not read the call
 }
 
 // answer is v as a T, with err: the zero T where the call failed.

@@ -84,7 +84,7 @@ func serve(backend string, in io.Reader, out io.Writer) int {
 			}
 			// A call of a type this program does not know: its library is
 			// not linked into the worker.
-			send(reply{Err: toWire(fmt.Errorf("gpu: worker: cannot read a call (%v); does the program import cudarepl/worker, which registers every library?", err))})
+			send(reply{Ends: true, Err: toWire(fmt.Errorf("could not be read by the worker (%v): does the program import cudarepl/worker, which registers every library?", err))})
 			return 1
 		}
 		v, err := c.serve(dev, progress)

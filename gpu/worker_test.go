@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -340,7 +341,18 @@ type unregistered struct{}
 
 func (unregistered) Serve(*Exec) (any, error) { return nil, nil }
 
-func init() { RegisterLibrary(Library{Name: "echo", Types: []any{echo{}}}) }
+// parentOnly is a request only the parent process knows: a worker that
+// was built without the library that registers it.
+type parentOnly struct{ N int }
+
+func (parentOnly) Serve(*Exec) (any, error) { return nil, nil }
+
+func init() {
+	RegisterLibrary(Library{Name: "echo", Types: []any{echo{}}})
+	if os.Getenv(workerEnv) == "" {
+		RegisterLibrary(Library{Name: "parent only", Types: []any{parentOnly{}}})
+	}
+}
 
 // TestWorkerCall: a library's request crosses to the worker and back, its
 // errors come back as errors, and a request of a type no library
@@ -359,5 +371,16 @@ func TestWorkerCall(t *testing.T) {
 	}
 	if got, err := w.Call(echo{"ok"}); err != nil || got != "ko" {
 		t.Errorf("Call after a failed send = %q, %v; want a fresh worker to answer", got, err)
+	}
+	restarts := w.Restarts()
+	if _, err := w.Call(parentOnly{1}); err == nil || !strings.Contains(err.Error(), "could not be read by the worker") ||
+		!strings.Contains(err.Error(), "import cudarepl/worker") {
+		t.Errorf("Call(a type the worker does not know) = %v, want an error saying the worker could not read it, and why", err)
+	}
+	if w.Restarts() != restarts+1 {
+		t.Errorf("after a call the worker could not read, %d restarts, want %d", w.Restarts(), restarts+1)
+	}
+	if got, err := w.Call(echo{"ok"}); err != nil || got != "ko" {
+		t.Errorf("Call after an unreadable call = %q, %v; want a fresh worker to answer", got, err)
 	}
 }
