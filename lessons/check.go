@@ -19,10 +19,10 @@ type CheckStep struct {
 }
 
 // Kind is "check".
-func (CheckStep) Kind() string { return "check" }
+func (*CheckStep) Kind() string { return "check" }
 
 // Do runs the checks live, or shows the recorded ones in replay.
-func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
+func (a *CheckStep) Do(env *Env, l *Lesson, step string) error {
 	p, err := problemOf(l, a.Problem)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	first := a.check(env, l, step, p, len(a.More) > 0, true)
 	for _, more := range a.More {
 		env.printf("\n")
-		if err := (CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
+		if err := (&CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
 			first = err
 		}
 		if errors.Is(first, ErrStopped) {
@@ -44,7 +44,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 // only p's own impls' where the step checks several problems (shared),
 // and then what the kernels compile to here if compile is set (once for
 // problems whose kernels share a file).
-func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
+func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
 	if !env.Live() {
 		rs := l.recorded.Filter(step, "check")
 		if shared {

@@ -85,12 +85,12 @@ func (l *Lesson) checkUncovered(env *Env) error {
 		return nil
 	}
 	for _, i := range l.stepsOf("check") {
-		if cs, ok := l.Steps[i].Action.(CheckStep); ok && cs.Problem == nil {
+		if cs, ok := l.Steps[i].Action.(*CheckStep); ok && cs.Problem == nil {
 			return nil
 		}
 	}
 	env.printf("\n── %s\n", "check")
-	return CheckStep{}.Do(env, l, "check")
+	return (&CheckStep{}).Do(env, l, "check")
 }
 
 // BenchAll runs every sweep of the lesson and every run that measures;
@@ -113,7 +113,7 @@ func (l *Lesson) BenchAll(env *Env) error {
 func (l *Lesson) Plot(env *Env) error {
 	n := 0
 	for _, i := range l.stepsOf("sweep") {
-		s, ok := l.Steps[i].Action.(Sweep)
+		s, ok := l.Steps[i].Action.(*Sweep)
 		if !ok {
 			continue
 		}
@@ -175,7 +175,7 @@ func (l *Lesson) RunVariant(env *Env, name string) error {
 	if err != nil {
 		return err
 	}
-	return CheckStep{Impls: []string{name}, Problem: p}.Do(env, l, "run")
+	return (&CheckStep{Impls: []string{name}, Problem: p}).Do(env, l, "run")
 }
 
 // KernelNames lists every kernel in the lesson's kernel files, in file
@@ -212,7 +212,7 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 	if f == "" {
 		return err
 	}
-	return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")
+	return (&ShowKernel{Names: []string{name}, File: f}).Do(env, l, "")
 }
 
 // sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a

@@ -79,10 +79,10 @@ func (x *Exercise) Prepare(env *Env, l *Lesson) (string, bool, error) {
 type ExerciseStep struct{}
 
 // Kind is "exercise".
-func (ExerciseStep) Kind() string { return "exercise" }
+func (*ExerciseStep) Kind() string { return "exercise" }
 
 // Do writes the learner's copy and says what to do with it.
-func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
+func (*ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	x := l.Exercise
 	if x == nil {
 		return fmt.Errorf("lessons: %s has no exercise", l.Slug)

@@ -319,7 +319,7 @@ func (l *Lesson) kernelFiles() []string {
 		}
 	}
 	for _, s := range l.Steps {
-		if a, ok := s.Action.(ShowKernel); ok {
+		if a, ok := s.Action.(*ShowKernel); ok {
 			add(a.File)
 		}
 	}

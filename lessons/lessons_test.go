@@ -46,7 +46,7 @@ func TestParseMarkdown(t *testing.T) {
 }
 
 func TestBuildRejectsActionWithoutStep(t *testing.T) {
-	_, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}, Actions: map[string]Action{"B": ShowKernel{}}})
+	_, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}, Actions: map[string]Action{"B": &ShowKernel{}}})
 	if err == nil || !strings.Contains(err.Error(), `step "B", which lesson.md does not have`) {
 		t.Errorf("build = %v, want a missing-step error", err)
 	}

@@ -20,7 +20,7 @@ type Run struct {
 }
 
 // Kind is the action's name.
-func (r Run) Kind() string {
+func (r *Run) Kind() string {
 	if r.Name == "" {
 		return "run"
 	}
@@ -29,7 +29,7 @@ func (r Run) Kind() string {
 
 // Do calls F, with Env.Launch giving the step's launch: the learner's
 // where RunEdited gave one, else the Run's own.
-func (r Run) Do(env *Env, l *Lesson, step string) error {
+func (r *Run) Do(env *Env, l *Lesson, step string) error {
 	saved := env.launch
 	env.launch = launch{block: r.Block, size: r.Size}
 	if ed := env.edit; ed != nil && ed.Kernel == r.Kernel {

@@ -18,10 +18,10 @@ type ShowKernel struct {
 }
 
 // Kind is "kernel".
-func (ShowKernel) Kind() string { return "kernel" }
+func (*ShowKernel) Kind() string { return "kernel" }
 
 // Do prints the kernels.
-func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
+func (a *ShowKernel) Do(env *Env, l *Lesson, step string) error {
 	src, err := kernelSource(l, a.File)
 	if err != nil {
 		return err

@@ -31,10 +31,10 @@ type Sweep struct {
 }
 
 // Kind is "sweep".
-func (Sweep) Kind() string { return "sweep" }
+func (*Sweep) Kind() string { return "sweep" }
 
 // Do runs the sweep live, or replays the recorded one.
-func (s Sweep) Do(env *Env, l *Lesson, step string) error {
+func (s *Sweep) Do(env *Env, l *Lesson, step string) error {
 	if !env.Live() {
 		if rs := env.replayed(l, step); len(rs) > 0 {
 			return s.show(env, l, step, rs)
@@ -56,7 +56,7 @@ type point struct {
 	block int
 }
 
-func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
+func (s *Sweep) points(env *Env, p *Problem) ([]point, error) {
 	impls, err := p.impls(s.Impls)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 	return pts, nil
 }
 
-func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
+func (s *Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return nil, err
@@ -261,7 +261,7 @@ func nothingFit(rs []Result) error {
 }
 
 // show prints the table and the terminal chart of rs and saves the figure.
-func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
+func (s *Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return err
@@ -356,7 +356,7 @@ func measuredOnly(rs []Result) []Result {
 // MemoryFigure draws the device memory each point held against its size,
 // on log axes, a line per impl; a size that did not fit is a cross at the
 // memory it would have needed.
-func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
+func (s *Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 	if s.Extra {
 		// Where a size did not fit, the cross is at what the impl would
 		// have needed beyond the problem's own memory.
@@ -383,7 +383,7 @@ func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 // impl in the problem's order, and the measured ceiling dashed. A sweep at
 // one size draws bars, one per impl. A size that did not fit is a cross
 // along the x axis.
-func (s Sweep) Figure(p *Problem, rs []Result) plots.Figure {
+func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 	// The references: each peak of the results (one per precision), and
 	// for a memory-bound problem the copy measured in the same run; a
 	// library baseline is a series of its own.
@@ -440,7 +440,7 @@ func oneSize(rs []Result) bool {
 // lines plots y of each measured result against its size (or block size),
 // a line per impl in the problem's order; a size out of memory is a point
 // of the impl's OutOfMemory, at oomY.
-func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plots.Lines {
+func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plots.Lines {
 	fig := plots.Lines{
 		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
 		Subtitle: ResultSet{Results: rs}.Source(),

@@ -54,7 +54,7 @@ func TestSweepStopsOnCancel(t *testing.T) {
 		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
 		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
-	sw := Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
+	sw := &Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
 	err := sw.Do(env, l, "Benchmark")
 	if !errors.Is(err, ErrStopped) {
 		t.Fatalf("Do = %v, want ErrStopped", err)
@@ -88,7 +88,7 @@ func TestCheckRefusesShapes(t *testing.T) {
 		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
 		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
-	if err := (CheckStep{}).Do(env, l, "Check"); err != nil {
+	if err := (&CheckStep{}).Do(env, l, "Check"); err != nil {
 		t.Fatalf("Do = %v, want nil (a refusal is not a failure)", err)
 	}
 	ok4 := false
@@ -199,7 +199,7 @@ func TestTooLargeIsRefused(t *testing.T) {
 	d := &smallDev{}
 	env := &Env{Dev: d, Out: &out}
 	l := &Lesson{Slug: "fake", Problem: fakeProblem()}
-	err := Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	err := (&Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}).Do(env, l, "Benchmark")
 	want := "fake add n=2^33 needs 96.0 GiB of device memory; 1.0 GiB is free"
 	if err == nil || err.Error() != want {
 		t.Errorf("sweep of one size too large = %v, want %q", err, want)
@@ -212,7 +212,7 @@ func TestTooLargeIsRefused(t *testing.T) {
 	}
 
 	out.Reset()
-	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}, {1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	err = (&Sweep{Title: "Fake", Sizes: []Size{{1 << 20}, {1 << 33}}, XLabel: "n"}).Do(env, l, "Benchmark")
 	if err != nil {
 		t.Errorf("sweep that reaches a size too large = %v, want nil", err)
 	}
@@ -244,7 +244,7 @@ func TestTimeOutSkipsTheRest(t *testing.T) {
 	env := &Env{Dev: d, Out: &out}
 	p := fakeProblem(Size{1}, Size{3}, Size{1000}, Size{1023})
 	l := &Lesson{Slug: "fake", Problem: p}
-	err := CheckStep{}.Do(env, l, "Check")
+	err := (&CheckStep{}).Do(env, l, "Check")
 	if !errors.Is(err, timeout) {
 		t.Fatalf("Do = %v, want the time-out", err)
 	}
@@ -277,7 +277,7 @@ func TestSweepFigures(t *testing.T) {
 		return Result{Variant: v, Size: Size{n}.String(), Dims: []int{n}, Throughput: gbs, Unit: "GB/s", MedianMs: 1, GPU: "G"}
 	}
 	oom := Result{Variant: "v1", Size: "n=8", Dims: []int{8}, Outcome: OutOfMemory, NeedMem: 3 << 20, Unit: "GB/s"}
-	sw := Sweep{Title: "Add"}
+	sw := &Sweep{Title: "Add"}
 	bars, ok := sw.Figure(p, []Result{at("v1", 4, 10), at("lib", 4, 20)}).(plots.Bars)
 	if !ok || strings.Join(bars.Groups, ",") != "v1,lib" || bars.Series[0].Values[1] != 20 {
 		t.Errorf("one size: %+v, want bars of v1 and lib", bars)
@@ -314,7 +314,7 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 	p := fakeProblem()
 	p.Kernels, p.Impls = "vector_add.cu", []Impl{{Name: "vadd_v1"}}
 	l := &Lesson{Slug: "fake", Problem: p}
-	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}}, Blocks: []int{64, 128, 256}, XLabel: "threads per block"}.Do(env, l, "Blocks")
+	err = (&Sweep{Title: "Fake", Sizes: []Size{{1 << 20}}, Blocks: []int{64, 128, 256}, XLabel: "threads per block"}).Do(env, l, "Blocks")
 	if !errors.Is(err, timeout) {
 		t.Fatalf("Do = %v, want the time-out", err)
 	}
@@ -331,7 +331,7 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 // sizes have as many numbers, once to sweeps that would measure the same,
 // and a size no sweep takes is refused before anything runs.
 func TestSizeSweepsRouteSizes(t *testing.T) {
-	sweep := func(sizes ...Size) Action { return Sweep{Title: "Fake", Sizes: sizes, XLabel: "n"} }
+	sweep := func(sizes ...Size) Action { return &Sweep{Title: "Fake", Sizes: sizes, XLabel: "n"} }
 	l := &Lesson{Slug: "fake", Problem: fakeProblem(), Steps: []Step{
 		{Title: "Small", Action: sweep(Size{1 << 10})},
 		{Title: "Large", Action: sweep(Size{1 << 20})}, // measures what Small does

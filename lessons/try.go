@@ -253,7 +253,7 @@ func (e *Env) verdictErr(v Verdict) error {
 // name.
 func (l *Lesson) stepLaunching(name string) (int, bool) {
 	for i, s := range l.Steps {
-		if r, ok := s.Action.(Run); ok && r.Kernel == name {
+		if r, ok := s.Action.(*Run); ok && r.Kernel == name {
 			return i, true
 		}
 	}
@@ -269,7 +269,7 @@ func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 		return fmt.Errorf("lessons: %s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
 	}
 	step := l.Steps[i]
-	r, ok := step.Action.(Run)
+	r, ok := step.Action.(*Run)
 	if !ok || r.Kernel == "" || r.Kernel != ed.Kernel {
 		return fmt.Errorf("lessons: %s step %d, %q, does not launch %s", l.Slug, i+1, step.Title, ed.Kernel)
 	}
@@ -327,7 +327,7 @@ func (e *Env) benchBeside(l *Lesson, ed Edit, yours nvrtc.Source) error {
 // StepKernels lists the kernels step i (from 0) shows, where it is a step
 // that shows kernels: the ones it names, or every version of its file.
 func (l *Lesson) StepKernels(i int) []string {
-	a, ok := l.Steps[i].Action.(ShowKernel)
+	a, ok := l.Steps[i].Action.(*ShowKernel)
 	if !ok {
 		return nil
 	}
@@ -359,7 +359,7 @@ func (l *Lesson) StepSizes(i int) ([]Size, bool) {
 // StepBlocks returns the threads per block step i (from 0) measures, and
 // its one size, where it is a sweep over block sizes.
 func (l *Lesson) StepBlocks(i int) ([]int, Size, bool) {
-	sw, ok := l.Steps[i].Action.(Sweep)
+	sw, ok := l.Steps[i].Action.(*Sweep)
 	if !ok || len(sw.Blocks) == 0 {
 		return nil, nil, false
 	}
@@ -368,8 +368,8 @@ func (l *Lesson) StepBlocks(i int) ([]int, Size, bool) {
 
 // sizeSweep returns step i's sweep where it is one over sizes, not over
 // threads per block.
-func (l *Lesson) sizeSweep(i int) (Sweep, bool) {
-	sw, ok := l.Steps[i].Action.(Sweep)
+func (l *Lesson) sizeSweep(i int) (*Sweep, bool) {
+	sw, ok := l.Steps[i].Action.(*Sweep)
 	return sw, ok && len(sw.Blocks) == 0
 }
 

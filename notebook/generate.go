@@ -143,7 +143,7 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 	const head = "import \"cudarepl/notebook\"\n\n%%\n"
 	var cells []string
-	if r, ok := l.Steps[i].Action.(lessons.Run); ok && r.Kernel != "" {
+	if r, ok := l.Steps[i].Action.(*lessons.Run); ok && r.Kernel != "" {
 		src, err := editable(l, r.Kernel)
 		if err != nil {
 			return nil, err

@@ -59,13 +59,13 @@ func init() {
 			{File: "no_guard.cu", Want: "past the end of y"},
 		},
 		Actions: map[string]lessons.Action{
-			"Three kernels":      lessons.ShowKernel{Names: []string{"mul_f", "add_f", "sigmoid_f"}},
-			"Two, then one":      lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
-			"Wider loads":        lessons.ShowKernel{Names: []string{"fusion_v2"}},
-			"Check":              lessons.CheckStep{},
-			"Against the copy":   lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
-			"Fusion at run time": lessons.Run{F: atRunTime},
-			"Exercise":           lessons.ExerciseStep{},
+			"Three kernels":      &lessons.ShowKernel{Names: []string{"mul_f", "add_f", "sigmoid_f"}},
+			"Two, then one":      &lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
+			"Wider loads":        &lessons.ShowKernel{Names: []string{"fusion_v2"}},
+			"Check":              &lessons.CheckStep{},
+			"Against the copy":   &lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
+			"Fusion at run time": &lessons.Run{F: atRunTime},
+			"Exercise":           &lessons.ExerciseStep{},
 		},
 	})
 }

@@ -95,7 +95,7 @@ func TestGPURacecheckClean(t *testing.T) {
 				if len(kernels) == 0 {
 					continue
 				}
-				if err := (lessons.CheckStep{Impls: kernels, Problem: p}).Do(env, l, "racecheck"); err != nil {
+				if err := (&lessons.CheckStep{Impls: kernels, Problem: p}).Do(env, l, "racecheck"); err != nil {
 					return err
 				}
 			}

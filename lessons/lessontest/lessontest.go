@@ -69,7 +69,7 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 	}
 	want := 0
 	for _, s := range l.Steps {
-		sw, ok := s.Action.(lessons.Sweep)
+		sw, ok := s.Action.(*lessons.Sweep)
 		if !ok {
 			continue
 		}
