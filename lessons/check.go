@@ -21,6 +21,19 @@ type CheckStep struct {
 // Kind is "check".
 func (*CheckStep) Kind() string { return "check" }
 
+// records says that the step's results are checks.
+func (*CheckStep) records() string { return "check" }
+
+// problems returns the problem it checks (the lesson's where it names
+// none), then More.
+func (a *CheckStep) problems(l *Lesson) []*Problem {
+	var out []*Problem
+	if p, err := problemOf(l, a.Problem); err == nil {
+		out = append(out, p)
+	}
+	return append(out, a.More...)
+}
+
 // Do runs the checks live, or shows the recorded ones in replay.
 func (a *CheckStep) Do(env *Env, l *Lesson, step string) error {
 	p, err := problemOf(l, a.Problem)

@@ -318,7 +318,7 @@ func (e *Env) Latest(l *Lesson, a Action) []Result {
 	if err != nil {
 		panic(err) // a lesson that names a step it does not have: any test of it finds this
 	}
-	return e.latest(l, step, resultKind(a))
+	return e.latest(l, step, recordsOf(a))
 }
 
 // latest is Latest by the step's title and the results' kind.
@@ -327,14 +327,6 @@ func (e *Env) latest(l *Lesson, step, kind string) []Result {
 		return rs
 	}
 	return l.recorded.Filter(step, kind)
-}
-
-// resultKind is the kind of results action a records.
-func resultKind(a Action) string {
-	if a.Kind() == "check" {
-		return "check"
-	}
-	return "bench"
 }
 
 // UploadPair uploads the inputs a and b and allocates out bytes for the

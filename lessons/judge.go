@@ -319,8 +319,8 @@ func (l *Lesson) kernelFiles() []string {
 		}
 	}
 	for _, s := range l.Steps {
-		if a, ok := s.Action.(*ShowKernel); ok {
-			add(a.File)
+		if file, _, ok := kernelsOf(s.Action, l); ok {
+			add(file)
 		}
 	}
 	return out

@@ -34,16 +34,6 @@ type Step struct {
 	Action Action // nil for prose only
 }
 
-// Action is what a step runs. Actions are pointers (&lessons.Sweep{…}),
-// and a step holds the very pointer its Def was given, by which another
-// step finds it again (Env.Latest).
-type Action interface {
-	// Kind names the action for listings: "kernel", "check", "sweep", "exercise", "run".
-	Kind() string
-	// Do runs the action of step (its title) of lesson l in env.
-	Do(env *Env, l *Lesson, step string) error
-}
-
 // ErrStopped is returned when the learner stops a long step (Ctrl-C).
 var ErrStopped = errors.New("stopped")
 
@@ -261,14 +251,8 @@ func (l *Lesson) Problems() []*Problem {
 	}
 	add(l.Problem)
 	for _, s := range l.Steps {
-		switch a := s.Action.(type) {
-		case *CheckStep:
-			add(a.Problem)
-			for _, p := range a.More {
-				add(p)
-			}
-		case *Sweep:
-			add(a.Problem)
+		for _, p := range problemsOf(s.Action, l) {
+			add(p)
 		}
 	}
 	return out

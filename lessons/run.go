@@ -27,6 +27,10 @@ func (r *Run) Kind() string {
 	return r.Name
 }
 
+// launch returns the kernel F launches, and the threads per block and the
+// size it launches it with.
+func (r *Run) launch() (string, int, Size) { return r.Kernel, r.Block, r.Size }
+
 // Do calls F, with Env.Launch giving the step's launch: the learner's
 // where RunEdited gave one, else the Run's own.
 func (r *Run) Do(env *Env, l *Lesson, step string) error {

@@ -37,17 +37,42 @@ func (*Sweep) Kind() string { return "sweep" }
 func (s *Sweep) Do(env *Env, l *Lesson, step string) error {
 	if !env.Live() {
 		if rs := env.replayed(l, step); len(rs) > 0 {
-			return s.show(env, l, step, rs)
+			return s.draw(env, l, step, rs)
 		}
 		return nil
 	}
 	rs, err := s.measure(env, l, step)
 	if len(rs) > 0 {
-		if serr := s.show(env, l, step, rs); err == nil {
+		if serr := s.draw(env, l, step, rs); err == nil {
 			err = serr
 		}
 	}
 	return err
+}
+
+// problems returns the problem it measures, the lesson's where it names
+// none.
+func (s *Sweep) problems(l *Lesson) []*Problem {
+	if p, err := problemOf(l, s.Problem); err == nil {
+		return []*Problem{p}
+	}
+	return nil
+}
+
+// swept returns the problem, impls, sizes and block sizes it measures.
+func (s *Sweep) swept() sweepShape { return sweepShape{s.Problem, s.Impls, s.Sizes, s.Blocks} }
+
+// figures names the figures it draws: the step's, and its memory and its
+// ladder where it draws them.
+func (s *Sweep) figures(step string) []string {
+	names := []string{step}
+	if s.Memory {
+		names = append(names, step+" memory")
+	}
+	if s.Ladder {
+		names = append(names, step+" ladder")
+	}
+	return names
 }
 
 type point struct {
@@ -260,8 +285,9 @@ func nothingFit(rs []Result) error {
 	return errors.New(oom.Detail)
 }
 
-// show prints the table and the terminal chart of rs and saves the figure.
-func (s *Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
+// draw prints the table and the terminal chart of rs and saves the
+// figures, named as figures names them.
+func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return err
@@ -272,17 +298,16 @@ func (s *Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
 	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
 	}
-	var figs []plots.Figure
-	var names []string
-	figs, names = append(figs, s.Figure(p, rs)), append(names, step)
+	figs := []plots.Figure{s.Figure(p, rs)}
 	if s.Memory {
-		figs, names = append(figs, s.MemoryFigure(p, rs)), append(names, step+" memory")
+		figs = append(figs, s.MemoryFigure(p, rs))
 	}
 	if s.Ladder {
 		if bars, ok := LadderBars(p, rs); ok {
-			figs, names = append(figs, bars), append(names, step+" ladder")
+			figs = append(figs, bars) // the last figure: a ladder without bars leaves no gap in the names
 		}
 	}
+	names := s.figures(step)
 	for i, fig := range figs {
 		if err := env.Figure(l, names[i], fig); err != nil {
 			return err

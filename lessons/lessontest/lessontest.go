@@ -68,21 +68,15 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 		t.Fatalf("%s has no recorded results to replay", l.Slug)
 	}
 	want := 0
-	for _, s := range l.Steps {
-		sw, ok := s.Action.(*lessons.Sweep)
-		if !ok {
+	for i, s := range l.Steps {
+		figures := l.StepFigures(i)
+		if len(figures) == 0 {
 			continue
 		}
 		if len(l.Recorded().Filter(s.Title, "bench")) == 0 {
 			t.Errorf("%s: nothing recorded for sweep %q", l.Slug, s.Title)
 		}
-		want++
-		if sw.Memory {
-			want++
-		}
-		if sw.Ladder {
-			want++
-		}
+		want += len(figures)
 	}
 	pngs, _ := filepath.Glob(filepath.Join(env.PlotDir, "*.png"))
 	if len(pngs) < want {
