@@ -53,10 +53,11 @@ type Impl struct {
 	// the problem's Memory (e.g. attention's S×S scores), known before
 	// anything is allocated: a size where it does not fit is refused.
 	Extra func(s Size) int64
-	// Plan, if set, is a learner's plan of the work, parsed by their
-	// Exercise's Plan, for an exercise that is not a kernel: the case builds
-	// the impl's ops from it (lesson 3's schedule of streams and events).
-	Plan any
+
+	// plan is a learner's plan of the work, read by their Exercise's Plan,
+	// for an exercise that is not a kernel: the case builds the impl's ops
+	// from it (Plans.In gives it back typed).
+	plan fmt.Stringer
 }
 
 // refuses returns why impl cannot run size s on env's GPU, or nil.
@@ -184,7 +185,7 @@ func (p *Problem) launchAs(impl Impl) Impl {
 		return impl
 	}
 	if like, err := p.impl(impl.Like); err == nil {
-		like.Plan = impl.Plan
+		like.plan = impl.plan
 		return like
 	}
 	return impl

@@ -68,7 +68,7 @@ func init() {
 		Number: 3, Slug: "transfers", Files: files, Kernels: kernelFile, Problem: copyProblem(),
 		Exercise: &lessons.Exercise{
 			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Bench: lessons.Size{pipeN, 4},
-			What: "schedule", Plan: readSchedule, Show: showSchedule,
+			What: "schedule", Plan: schedules,
 			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
 				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
 				"and the device's stream waits for every stream before y is read.",

@@ -196,11 +196,7 @@ func printEnds(env *lessons.Env, rs []lessons.Result) {
 
 // showSchedule draws the learner's schedule as a timeline beside the
 // course's pipeline on 4 streams, each run once after a warm-up.
-func showSchedule(env *lessons.Env, l *lessons.Lesson, plan any) error {
-	sc, ok := plan.(*schedule)
-	if !ok {
-		return fmt.Errorf("transfers: a plan of type %T is no schedule", plan)
-	}
+func showSchedule(env *lessons.Env, l *lessons.Lesson, sc *schedule) error {
 	// One pipeline serves both: the two runs need the same data.
 	var rs []lessons.Result
 	err := onPipeline(env, 4, func(c *pcase, k gpu.Kernel) error {
