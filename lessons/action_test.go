@@ -108,7 +108,7 @@ func TestLatestFindsTheStepByPointer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{NoGPU: fmt.Errorf("none")}
+	env := Replay(fmt.Errorf("none"), View{})
 	for _, tt := range []struct {
 		a          Action
 		step, kind string

@@ -107,7 +107,7 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 	if ref == "" {
 		ref = "a float64 CPU reference"
 	}
-	env.printf("%s, %s: every element checked against %s\n", p.Name, env.source(out), ref)
+	env.printf("%s, %s: every element checked against %s\n", p.Name, ResultSet{Results: out}.Source(), ref)
 	env.showChecks(p, out)
 	return firstErr
 }

@@ -243,7 +243,6 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 		}
 	}
 	given := env.Sizes
-	defer func() { env.Sizes = given }()
 	type sweepKey struct {
 		p     *Problem
 		impls string
@@ -268,9 +267,10 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 			continue
 		}
 		done[key] = true
-		env.Sizes = mine
+		v := env.View
+		v.Sizes = mine
 		env.printf("\n── %s\n", l.Steps[i].Title)
-		err := a.Do(env, l, l.Steps[i].Title)
+		err := a.Do(env.WithView(v), l, l.Steps[i].Title)
 		if errors.Is(err, ErrStopped) {
 			return err
 		}

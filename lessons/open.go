@@ -10,22 +10,14 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/nvrtc"
-	"cudarepl/plots"
 )
 
-// Options configure Open.
+// Options configure Open: where the Env's output goes, and how its GPU
+// worker runs.
 type Options struct {
-	Out       io.Writer     // prose, tables and charts; os.Stdout when nil
-	Stderr    io.Writer     // what the GPU worker itself prints; os.Stderr when nil
-	PlotDir   string        // where figures are written; "" writes none
-	Workspace string        // exercise copies; DefaultWorkspace() when ""
-	Width     int           // columns for terminal charts; 80 when 0
-	Timeout   time.Duration // how long one device call may run; gpu.DefaultTimeout when 0
-
-	// ShowTable and ShowFigure, when set, display tables and figures in
-	// place of printing them as text: a notebook shows HTML and images.
-	ShowTable  func(t *Table)
-	ShowFigure func(f plots.Figure) error
+	View                  // Out is os.Stdout when nil, Workspace DefaultWorkspace() when ""
+	Stderr  io.Writer     // what the GPU worker itself prints; os.Stderr when nil
+	Timeout time.Duration // how long one device call may run; gpu.DefaultTimeout when 0
 }
 
 // Open opens the GPU for the lessons, in a worker process so that a kernel
@@ -33,23 +25,21 @@ type Options struct {
 // no driver or no GPU it returns an Env in replay mode (NoGPU says why)
 // and no error: every lesson still runs. Close releases the GPU.
 func Open(o Options) (*Env, error) {
-	env := &Env{Out: o.Out, PlotDir: o.PlotDir, Workspace: o.Workspace, Width: o.Width,
-		ShowTable: o.ShowTable, ShowFigure: o.ShowFigure, timeout: o.Timeout, stderr: o.Stderr}
-	if env.Out == nil {
-		env.Out = os.Stdout
+	if o.Out == nil {
+		o.Out = os.Stdout
 	}
-	if env.Workspace == "" {
-		env.Workspace = DefaultWorkspace()
+	if o.Workspace == "" {
+		o.Workspace = DefaultWorkspace()
 	}
 	w, err := gpu.Open(gpu.Options{Stderr: o.Stderr, Timeout: o.Timeout})
 	switch {
 	case errors.Is(err, gpu.ErrNoGPU):
-		env.NoGPU = err
-		return env, nil
+		return Replay(err, o.View), nil
 	case err != nil:
 		return nil, err
 	}
-	env.Dev, env.worker = w, w
+	env := &Env{session: newSession(w, nil), View: o.View}
+	env.worker, env.timeout, env.stderr = w, o.Timeout, o.Stderr
 	return env, nil
 }
 

@@ -32,20 +32,19 @@ func (r *Run) Kind() string {
 func (r *Run) launch() (string, int, Size) { return r.Kernel, r.Block, r.Size }
 
 // Do calls F, with Env.Launch giving the step's launch: the learner's
-// where RunEdited gave one, else the Run's own.
+// where env carries their edit of the Run's kernel (RunEdited), else the
+// Run's own.
 func (r *Run) Do(env *Env, l *Lesson, step string) error {
-	saved := env.launch
-	env.launch = launch{block: r.Block, size: r.Size}
+	block, size := r.Block, r.Size
 	if ed := env.edit; ed != nil && ed.Kernel == r.Kernel {
 		if ed.Block > 0 {
-			env.launch.block = ed.Block
+			block = ed.Block
 		}
 		if ed.Size != nil {
-			env.launch.size = ed.Size
+			size = ed.Size
 		}
 	}
-	defer func() { env.launch = saved }()
-	return r.F(env, l, step)
+	return r.F(env.withLaunch(block, size), l, step)
 }
 
 // Setup sets up size s of p where it fits in the memory free now (an

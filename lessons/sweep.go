@@ -293,7 +293,7 @@ func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 		return err
 	}
 	rs = env.withPeaks(p, rs)
-	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
+	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, ResultSet{Results: rs}.Source())
 	env.PrintTable(benchTable(p, rs))
 	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
@@ -508,43 +508,4 @@ func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plo
 		fig.Series = append(fig.Series, *bySeries[n])
 	}
 	return fig
-}
-
-// Figure shows fig (in the terminal, or in the notebook) and saves it
-// under env.PlotDir, named after the lesson and step: for a Run step that
-// draws what it measured.
-func (e *Env) Figure(l *Lesson, step string, fig plots.Figure) error {
-	if e.ShowFigure == nil {
-		e.printf("\n")
-	}
-	if err := e.figure(fig); err != nil {
-		return err
-	}
-	return savePlot(e, l, step, fig)
-}
-
-// savePlot writes fig under env.PlotDir, named after the lesson and step.
-func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
-	if env.PlotDir == "" {
-		return nil
-	}
-	name := l.Folder() + "-" + slug(step)
-	paths, err := plots.Save(fig, env.PlotDir, name)
-	if err != nil {
-		return err
-	}
-	env.printf("figure: %s\n", strings.Join(paths, ", "))
-	return nil
-}
-
-func slug(s string) string {
-	return strings.Trim(strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, s), "-")
 }

@@ -30,6 +30,9 @@ func (f *fakeDev) Bench(b gpu.Bench) (gpu.Timing, error) {
 	return gpu.Timing{Device: []time.Duration{time.Millisecond}}, nil
 }
 
+// liveEnv is an Env on d, seen through v, as Open gives one on a GPU.
+func liveEnv(d gpu.Device, v View) *Env { return &Env{session: newSession(d, nil), View: v} }
+
 type fakeCase struct{}
 
 func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
@@ -43,11 +46,11 @@ func TestSweepStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	env := &Env{Dev: &fakeDev{}, Out: &out, Ctx: ctx, Progress: func(done, total int, what string) {
+	env := liveEnv(&fakeDev{}, View{Out: &out, Ctx: ctx, Progress: func(done, total int, what string) {
 		if done == 1 {
 			cancel() // the learner presses Ctrl-C during the second measurement
 		}
-	}}
+	}})
 	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
 		Impls:  []Impl{{Name: "lib", Library: true}},
 		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
@@ -75,7 +78,7 @@ func TestSweepStopsOnCancel(t *testing.T) {
 // refused, with its reason, and does not fail the check.
 func TestCheckRefusesShapes(t *testing.T) {
 	var out bytes.Buffer
-	env := &Env{Dev: &fakeDev{}, Out: &out}
+	env := liveEnv(&fakeDev{}, View{Out: &out})
 	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
 		CheckSizes: []Size{{3}, {4}},
 		Impls: []Impl{{Name: "lib", Library: true, Requires: func(s Size) error {
@@ -156,7 +159,7 @@ func TestUploadPairFreesOnFailure(t *testing.T) {
 	a, b := []float32{1, 2}, []float32{3, 4}
 	for allocs := 0; allocs <= 3; allocs++ {
 		d := &memDev{allocs: allocs, live: map[gpu.DevicePtr]bool{}}
-		_, _, _, err := UploadPair(&Env{Dev: d}, a, b, 8)
+		_, _, _, err := UploadPair(liveEnv(d, View{}), a, b, 8)
 		switch {
 		case allocs < 3 && (err == nil || len(d.live) != 0):
 			t.Errorf("%d allocations allowed: err %v, %d left allocated; want an error and none", allocs, err, len(d.live))
@@ -197,7 +200,7 @@ func fakeProblem(sizes ...Size) *Problem {
 func TestTooLargeIsRefused(t *testing.T) {
 	var out bytes.Buffer
 	d := &smallDev{}
-	env := &Env{Dev: d, Out: &out}
+	env := liveEnv(d, View{Out: &out})
 	l := &Lesson{Slug: "fake", Problem: fakeProblem()}
 	err := (&Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}).Do(env, l, "Benchmark")
 	want := "fake add n=2^33 needs 96.0 GiB of device memory; 1.0 GiB is free"
@@ -241,7 +244,7 @@ func TestTimeOutSkipsTheRest(t *testing.T) {
 		}
 		return nil
 	}}
-	env := &Env{Dev: d, Out: &out}
+	env := liveEnv(d, View{Out: &out})
 	p := fakeProblem(Size{1}, Size{3}, Size{1000}, Size{1023})
 	l := &Lesson{Slug: "fake", Problem: p}
 	err := (&CheckStep{}).Do(env, l, "Check")
@@ -309,8 +312,8 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 	}
 	// The kernel is already loaded, as a session that ran it once has it:
 	// nothing here needs NVRTC.
-	env := &Env{Dev: d, Out: &bytes.Buffer{},
-		kernels: map[string]gpu.Kernel{src.Name + "\x00vadd_v1\x00" + src.Code: {}}}
+	env := liveEnv(d, View{Out: &bytes.Buffer{}})
+	env.kernels[src.Name+"\x00vadd_v1\x00"+src.Code] = gpu.Kernel{}
 	p := fakeProblem()
 	p.Kernels, p.Impls = "vector_add.cu", []Impl{{Name: "vadd_v1"}}
 	l := &Lesson{Slug: "fake", Problem: p}
@@ -348,7 +351,7 @@ func TestSizeSweepsRouteSizes(t *testing.T) {
 		{sizes: []Size{{4096}, {1, 2, 3}}, err: "lessons: a size of fake has 1 or 2 numbers, not 3 (1x2x3)"},
 	} {
 		var out bytes.Buffer
-		env := &Env{Dev: &smallDev{}, Out: &out, Sizes: tc.sizes}
+		env := liveEnv(&smallDev{}, View{Out: &out, Sizes: tc.sizes})
 		err := l.sizeSweeps(env)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {

@@ -200,15 +200,14 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 		return e.verdictErr(v) // nil when compiled only: the verdict said why
 	}
 	v.Judged = true
-	e.edit = &ed
+	theirs := e.withEdit(ed)
 	for _, im := range ims {
-		rs, err := checkImpl(e, l, p, "check", im, gpu.Kernel{}, len(v.Results), len(ims)*len(p.CheckSizes))
+		rs, err := checkImpl(theirs, l, p, "check", im, gpu.Kernel{}, len(v.Results), len(ims)*len(p.CheckSizes))
 		v.Results = append(v.Results, rs...)
 		if err != nil && v.Err == nil {
 			v.Err = err
 		}
 	}
-	e.edit = nil
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(v.Results))
 	if err := e.verdictErr(e.verdict(v)); err != nil {
@@ -224,9 +223,7 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 		if err != nil {
 			return err
 		}
-		e.edit = &ed
-		r, err := benchPoint(e, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
-		e.edit = nil
+		r, err := benchPoint(theirs, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
 		if err != nil {
 			return err
 		}
@@ -296,9 +293,7 @@ func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 		what = "the course's " + ed.Kernel
 	}
 	e.printf("Running %s: blocks of %d threads, size %s.\n", what, ed.Block, SizeArg(ed.Size))
-	e.edit = &ed
-	defer func() { e.edit = nil }()
-	return step.Action.Do(e, l, step.Title)
+	return step.Action.Do(e.withEdit(ed), l, step.Title)
 }
 
 // VerdictError is a learner's kernel that failed its checks; the verdict

@@ -51,8 +51,8 @@ func here() (*lessons.Lesson, error) {
 
 // ReplayEnv is an Env without a GPU, as CI has, writing to out.
 func ReplayEnv(t *testing.T, out *bytes.Buffer) *lessons.Env {
-	return &lessons.Env{Out: out, NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"),
-		PlotDir: t.TempDir(), Workspace: t.TempDir(), Width: 80}
+	return lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"),
+		lessons.View{Out: out, PlotDir: t.TempDir(), Workspace: t.TempDir(), Width: 80})
 }
 
 // Replay runs l end to end without a GPU: every step runs, every sweep
