@@ -58,31 +58,44 @@ func (a *CheckStep) Do(env *Env, l *Lesson, step string) error {
 // and then what the kernels compile to here if compile is set (once for
 // problems whose kernels share a file).
 func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
-	if !env.Live() {
-		rs := l.recorded.Filter(step, "check")
-		if shared {
-			rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
-		}
-		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
-			for _, r := range l.recorded.Results {
-				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
-					rs = append(rs, r)
-				}
-			}
-		}
+	_, err := env.LiveOr(func() ([]Result, error) { return a.run(env, l, step, p) }, func() ([]Result, error) {
+		rs := a.recorded(l, step, p, shared)
 		if shared {
 			env.printf("%s:\n", p.Name)
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
 		env.showChecks(p, rs)
 		if !compile {
-			return nil
+			return rs, nil
 		}
-		return compileOnly(env, l, p)
+		return rs, compileOnly(env, l, p)
+	})
+	return err
+}
+
+// recorded returns the checks of p recorded for step, only p's own
+// impls' where the step checks several problems (shared).
+func (a *CheckStep) recorded(l *Lesson, step string, p *Problem, shared bool) []Result {
+	rs := l.recorded.Filter(step, "check")
+	if shared {
+		rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
 	}
+	if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
+		for _, r := range l.recorded.Results {
+			if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
+				rs = append(rs, r)
+			}
+		}
+	}
+	return rs
+}
+
+// run checks p's impls, or those the step names, at every check size, and
+// shows the checks.
+func (a *CheckStep) run(env *Env, l *Lesson, step string, p *Problem) ([]Result, error) {
 	impls, err := p.impls(a.Impls)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out []Result
 	var firstErr error
@@ -90,13 +103,13 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 	for _, impl := range impls {
 		k, err := env.implKernel(l, p, impl)
 		if err != nil {
-			return err
+			return out, err
 		}
 		rs, err := checkImpl(env, l, p, step, impl, k, len(out), total)
 		out = append(out, rs...)
 		if errors.Is(err, ErrStopped) {
 			env.PrintTable(checkTable(out))
-			return err
+			return out, err
 		}
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -109,7 +122,7 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 	}
 	env.printf("%s, %s: every element checked against %s\n", p.Name, ResultSet{Results: out}.Source(), ref)
 	env.showChecks(p, out)
-	return firstErr
+	return out, firstErr
 }
 
 // checkResult is the result a check of impl at size s starts from.

@@ -3,7 +3,6 @@ package lessons
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -285,23 +284,6 @@ func (e *Env) Record(r Result) Result {
 	return r
 }
 
-// Device returns the GPU's description: read live, or from the results
-// recorded with the lesson in replay (ok false where none were).
-func (e *Env) Device(l *Lesson, step string) (info gpu.DeviceInfo, source string, ok bool) {
-	if e.Live() {
-		info = e.Dev.Info()
-		b, _ := json.Marshal(info)
-		e.Record(Result{Lesson: l.Slug, Step: step, Kind: "device", Variant: info.Name, Detail: string(b)})
-		return info, "live", true
-	}
-	for _, r := range l.recorded.Results {
-		if r.Kind == "device" && json.Unmarshal([]byte(r.Detail), &info) == nil {
-			return info, fmt.Sprintf("replayed from %s, %s", r.GPU, r.Date), true
-		}
-	}
-	return info, "", false
-}
-
 // FreeAll frees the device memory at ptrs, skipping zeros: what a Case's
 // Free does with a case that Setup may have left half made.
 func (s *session) FreeAll(ptrs ...gpu.DevicePtr) {
@@ -310,26 +292,6 @@ func (s *session) FreeAll(ptrs ...gpu.DevicePtr) {
 			s.Dev.Free(p)
 		}
 	}
-}
-
-// Latest returns the results of the step whose action is a (given to the
-// Def as a pointer): this session's, or where there are none the lesson's
-// recorded ones. A sweep's and a measuring run's results are its
-// measurements, a check step's its checks.
-func (e *Env) Latest(l *Lesson, a Action) []Result {
-	step, err := l.stepTitle(a)
-	if err != nil {
-		panic(err) // a lesson that names a step it does not have: any test of it finds this
-	}
-	return e.latest(l, step, recordsOf(a))
-}
-
-// latest is Latest by the step's title and the results' kind.
-func (e *Env) latest(l *Lesson, step, kind string) []Result {
-	if rs := e.Results.Filter(step, kind); len(rs) > 0 {
-		return rs
-	}
-	return l.recorded.Filter(step, kind)
 }
 
 // UploadPair uploads the inputs a and b and allocates out bytes for the
@@ -346,40 +308,4 @@ func UploadPair[T gpu.Element](env *Env, a, b []T, out int64) (da, db, dc gpu.De
 		return 0, 0, 0, err
 	}
 	return da, db, dc, nil
-}
-
-// Measured returns what live measures on a GPU; without one, the results
-// recorded for step, saying where they come from. ok is false when there is
-// nothing to show (live failed, or nothing was recorded).
-func (e *Env) Measured(l *Lesson, step string, live func() ([]Result, error)) (rs []Result, ok bool, err error) {
-	if e.Live() {
-		rs, err = live()
-		return rs, err == nil, err
-	}
-	rs = e.replayed(l, step)
-	return rs, len(rs) > 0, nil
-}
-
-// replayed returns the bench results recorded for step, after saying that
-// they are replayed, or that there are none.
-func (e *Env) replayed(l *Lesson, step string) []Result {
-	rs := l.recorded.Filter(step, "bench")
-	if len(rs) == 0 {
-		e.printf("No GPU here, and no results were recorded for this step.\n")
-		return nil
-	}
-	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, l.recorded.Source())
-	return rs
-}
-
-// About says where results another step measured come from, for a table
-// that reads them: this session's; or, where this session has not measured
-// them, the ones recorded with the lesson, saying so plainly, and from
-// which GPU and day.
-func (e *Env) About(rs []Result) string {
-	src := ResultSet{Results: rs}.Source()
-	if len(rs) == 0 || rs[0].Mode == "live" || !e.Live() {
-		return src
-	}
-	return fmt.Sprintf("recorded on %s, %s, with the lesson: this session has not measured them yet", rs[0].GPU, rs[0].Date)
 }

@@ -8,7 +8,13 @@ type Run struct {
 	// that measures on the GPU and records its results, which bench runs
 	// along with the sweeps.
 	Name string
-	F    func(env *Env, l *Lesson, step string) error
+	// F runs the step. Where it shows results, Env.Measured (or Env.LiveOr)
+	// gives them: measured on a GPU, recorded with the lesson in replay.
+	F func(env *Env, l *Lesson, step string) error
+	// Replay, if set, runs in F's place without a GPU, for a step that
+	// only runs on one and has nothing recorded to show: it says what F
+	// would do there.
+	Replay func(env *Env, l *Lesson, step string) error
 
 	// Kernel, if set, is the lesson's kernel F launches (through
 	// Env.Kernel), with Block threads per block at Size: F reads the
@@ -44,7 +50,13 @@ func (r *Run) Do(env *Env, l *Lesson, step string) error {
 			size = ed.Size
 		}
 	}
-	return r.F(env.withLaunch(block, size), l, step)
+	env = env.withLaunch(block, size)
+	if r.Replay == nil {
+		return r.F(env, l, step)
+	}
+	_, err := env.LiveOr(func() ([]Result, error) { return nil, r.F(env, l, step) },
+		func() ([]Result, error) { return nil, r.Replay(env, l, step) })
+	return err
 }
 
 // Setup sets up size s of p where it fits in the memory free now (an

@@ -33,15 +33,10 @@ type Sweep struct {
 // Kind is "sweep".
 func (*Sweep) Kind() string { return "sweep" }
 
-// Do runs the sweep live, or replays the recorded one.
+// Do runs the sweep live, or replays the recorded one, and draws it.
 func (s *Sweep) Do(env *Env, l *Lesson, step string) error {
-	if !env.Live() {
-		if rs := env.replayed(l, step); len(rs) > 0 {
-			return s.draw(env, l, step, rs)
-		}
-		return nil
-	}
-	rs, err := s.measure(env, l, step)
+	rs, err := env.LiveOr(func() ([]Result, error) { return s.measure(env, l, step) },
+		func() ([]Result, error) { return env.replayed(l, step), nil })
 	if len(rs) > 0 {
 		if serr := s.draw(env, l, step, rs); err == nil {
 			err = serr

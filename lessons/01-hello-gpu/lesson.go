@@ -22,7 +22,7 @@ func init() {
 		Planted: []lessons.Planted{{File: "solution.cu"}},
 		Actions: map[string]lessons.Action{
 			"The device":       &lessons.Run{F: deviceTable},
-			"Who runs where":   &lessons.Run{F: whereAmI, Kernel: "where_am_i", Block: 128, Size: lessons.Size{16 * 128}},
+			"Who runs where":   &lessons.Run{F: whereAmI, Replay: whereAmIReplay, Kernel: "where_am_i", Block: 128, Size: lessons.Size{16 * 128}},
 			"Memory hierarchy": &lessons.Run{F: hierarchy},
 			"Copy bandwidth": &lessons.Sweep{Title: "Device-to-device copy bandwidth", Problem: copyProblem(),
 				XLabel: "bytes copied", Sizes: []lessons.Size{{1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}, {1 << 28}, {1 << 29}}},

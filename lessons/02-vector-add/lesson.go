@@ -35,7 +35,7 @@ func init() {
 		Actions: map[string]lessons.Action{
 			"Kernel":           &lessons.ShowKernel{Names: []string{"vadd_v1"}},
 			"Launch":           &lessons.Run{F: launchTable},
-			"The bounds check": &lessons.Run{F: boundsCheck, Kernel: "vadd_unguarded", Block: 256, Size: lessons.Size{1000}},
+			"The bounds check": &lessons.Run{F: boundsCheck, Replay: boundsCheckReplay, Kernel: "vadd_unguarded", Block: 256, Size: lessons.Size{1000}},
 			"Check":            &lessons.CheckStep{},
 			"Three versions":   &lessons.ShowKernel{},
 			"Block size": &lessons.Sweep{Title: "Vector add bandwidth by block size", Impls: []string{"vadd_v1"},

@@ -93,7 +93,7 @@ func init() {
 			"When compute is the slowest part": &lessons.Sweep{Title: "Copy in, compute, copy out on 4 streams, by the work an element", XLabel: "rounds of work an element",
 				Problem: pipe, Sizes: rounds, XDim: 2},
 			"The timeline":              &lessons.Run{Name: "measure", F: timeline},
-			"Reading before it is done": &lessons.Run{F: tooEarly},
+			"Reading before it is done": &lessons.Run{F: tooEarly, Replay: tooEarlyReplay},
 			"Exercise":                  &lessons.ExerciseStep{},
 		},
 	})

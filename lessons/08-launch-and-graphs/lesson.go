@@ -63,7 +63,7 @@ func init() {
 			"Launches against a graph": &lessons.Sweep{Title: "A chain of tiny kernels (4096 floats each)", XLabel: "kernels in the chain (N)",
 				Sizes: chains},
 			"Updating a graph":             &lessons.Run{Name: "measure", F: update},
-			"A graph outlives its buffers": &lessons.Run{F: freedUnderGraph},
+			"A graph outlives its buffers": &lessons.Run{F: freedUnderGraph, Replay: freedUnderGraphReplay},
 			"A step's temporaries":         &lessons.ShowKernel{Names: []string{"scale_into", "accumulate"}},
 			"Allocating them":              &lessons.Run{Name: "measure", F: allocation},
 			"Exercise":                     &lessons.ExerciseStep{},

@@ -47,7 +47,7 @@ func init() {
 		},
 		Actions: map[string]lessons.Action{
 			"One thread per row":      &lessons.ShowKernel{Names: []string{"softmax_v1"}},
-			"Why subtract the max":    &lessons.Run{F: stability, Kernel: "softmax_unsafe", Block: 256, Size: lessons.Size{4, 1000}},
+			"Why subtract the max":    &lessons.Run{F: stability, Replay: stabilityReplay, Kernel: "softmax_unsafe", Block: 256, Size: lessons.Size{4, 1000}},
 			"A block per row":         &lessons.ShowKernel{Names: []string{"softmax_v2"}},
 			"Warp shuffles":           &lessons.ShowKernel{Names: []string{"softmax_v3"}},
 			"Online softmax":          &lessons.ShowKernel{Names: []string{"softmax_v4"}},
