@@ -191,11 +191,20 @@ func (p *Problem) launchAs(impl Impl) Impl {
 	return impl
 }
 
+// block is the threads per block impl is launched with: Block, or 256.
 func (im Impl) block() int {
 	if im.Block > 0 {
 		return im.Block
 	}
 	return 256
+}
+
+// ValidBlock says why b threads per block cannot be launched, or nil.
+func ValidBlock(b int) error {
+	if b < 1 || b > 1024 {
+		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", b)
+	}
+	return nil
 }
 
 // units converts Work per second into the problem's unit.

@@ -146,14 +146,6 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 // yours marks a result measured with the learner's kernel.
 const yours = " (yours)"
 
-// ValidBlock says why b threads per block cannot be launched, or nil.
-func ValidBlock(b int) error {
-	if b < 1 || b > 1024 {
-		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", b)
-	}
-	return nil
-}
-
 // in returns src with the learner's function in place of the course's
 // kernel, under a name that says whose it is, and with src's headers;
 // src itself where they changed nothing.
