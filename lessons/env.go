@@ -16,27 +16,28 @@ import (
 	"cudarepl/plots"
 )
 
-// Env is where lessons run: a session, on a GPU (Dev set) or in replay
+// Env is where lessons run: a Session, on a GPU (Dev set) or in replay
 // (Dev nil), seen through a View that says where output, tables, figures
-// and progress go.
+// and progress go. An Env comes from Open or Replay.
 //
-// Copies of an Env share its session: what one compiles, loads, measures
+// Copies of an Env share its Session: what one compiles, loads, measures
 // or records, every copy has. A copy may see it through another view
 // (WithView), and the framework's own copies carry a learner's edit or a
 // step's launch to the calls that read them (withEdit, withLaunch), as
 // http.Request.WithContext carries a context: nothing is set on an Env
 // and cleared after a call, so nothing can stay set by mistake.
 type Env struct {
-	*session
+	*Session
 	View
 
 	edit   *Edit  // the learner's kernel, run in place of the course's: withEdit
 	launch launch // the launch of the Run step now running: withLaunch
 }
 
-// session is what every copy of an Env shares: the GPU and its worker,
+// Session is what every copy of an Env shares: the GPU and its worker,
 // what was compiled, loaded and measured on it, and what was said once.
-type session struct {
+// A Session comes with an Env, from Open or Replay.
+type Session struct {
 	Dev   gpu.Device // nil: replay mode
 	NoGPU error      // why there is no GPU, in replay mode
 
@@ -54,9 +55,9 @@ type session struct {
 	sanitizing string // the compute-sanitizer tool the worker runs under, if any
 }
 
-// newSession returns a session on dev (nil: replay, for the reason noGPU).
-func newSession(dev gpu.Device, noGPU error) *session {
-	return &session{Dev: dev, NoGPU: noGPU, images: map[string]*nvrtc.Image{}, kernels: map[string]gpu.Kernel{},
+// newSession returns a Session on dev (nil: replay, for the reason noGPU).
+func newSession(dev gpu.Device, noGPU error) *Session {
+	return &Session{Dev: dev, NoGPU: noGPU, images: map[string]*nvrtc.Image{}, kernels: map[string]gpu.Kernel{},
 		ceilings: map[string]Result{}, noted: map[string]bool{}}
 }
 
@@ -81,7 +82,7 @@ type View struct {
 // Replay returns an Env in replay mode, seen through v: what Open returns
 // where there is no GPU, saying why, for callers that must not look for
 // one (tests, a notebook checked without a GPU).
-func Replay(why error, v View) *Env { return &Env{session: newSession(nil, why), View: v} }
+func Replay(why error, v View) *Env { return &Env{Session: newSession(nil, why), View: v} }
 
 // WithView returns a copy of e seen through v: the same session (its GPU,
 // what it compiled and measured), with v's output, Ctrl-C and sizes. e
@@ -120,12 +121,12 @@ func (e *Env) withLaunch(block int, size Size) *Env {
 func (e *Env) Launch() (block int, size Size) { return e.launch.block, e.launch.size }
 
 // Live reports whether the env has a GPU.
-func (s *session) Live() bool { return s.Dev != nil }
+func (s *Session) Live() bool { return s.Dev != nil }
 
 // once reports whether key is new to this session, and remembers it: what
 // should be said once a session, such as why kernels cannot be compiled
 // here, is said when once first returns true.
-func (s *session) once(key string) bool {
+func (s *Session) once(key string) bool {
 	if s.noted[key] {
 		return false
 	}
@@ -155,7 +156,7 @@ func shortReason(err error) string {
 }
 
 // arch is the architecture kernels are compiled for.
-func (s *session) arch() string {
+func (s *Session) arch() string {
 	if s.Live() {
 		v, _ := nvrtc.Version()
 		return s.Dev.Info().FeatureArch(v)
@@ -165,10 +166,10 @@ func (s *session) arch() string {
 
 // Compile compiles src for this env's GPU (or the reference GPU in replay),
 // once per session.
-func (s *session) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return s.compile(src, nil) }
+func (s *Session) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return s.compile(src, nil) }
 
 // compile is Compile, finding the C++ kernels names by their names too.
-func (s *session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
+func (s *Session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
 	key := src.Name + "\x00" + src.Code + "\x00" + strings.Join(names, "\x00")
 	if img, ok := s.images[key]; ok {
 		return img, nil
@@ -241,7 +242,7 @@ func kernelSource(l *Lesson, file string) (nvrtc.Source, error) {
 }
 
 // stamp fills in what r ran on and when.
-func (s *session) stamp(r *Result) {
+func (s *Session) stamp(r *Result) {
 	info := s.Dev.Info()
 	r.GPU, r.Driver, r.CUDA = info.Name, info.DriverVersion, info.CUDAVersion
 	r.Date = time.Now().UTC().Format(time.DateOnly)
@@ -286,7 +287,7 @@ func (e *Env) Record(r Result) Result {
 
 // FreeAll frees the device memory at ptrs, skipping zeros: what a Case's
 // Free does with a case that Setup may have left half made.
-func (s *session) FreeAll(ptrs ...gpu.DevicePtr) {
+func (s *Session) FreeAll(ptrs ...gpu.DevicePtr) {
 	for _, p := range ptrs {
 		if p != 0 {
 			s.Dev.Free(p)

@@ -59,7 +59,7 @@ func TestCopiesCarryTheirOwn(t *testing.T) {
 		if got := tt.carries(e); got != "" && got != "[]" {
 			t.Errorf("%s: the original carries %q after the copy was made", tt.desc, got)
 		}
-		if c.session != e.session {
+		if c.Session != e.Session {
 			t.Errorf("%s: the copy has a session of its own", tt.desc)
 		}
 		c.Record(Result{Step: "s", Kind: "bench", Variant: "v"})

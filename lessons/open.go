@@ -38,28 +38,28 @@ func Open(o Options) (*Env, error) {
 	case err != nil:
 		return nil, err
 	}
-	env := &Env{session: newSession(w, nil), View: o.View}
+	env := &Env{Session: newSession(w, nil), View: o.View}
 	env.worker, env.timeout, env.stderr = w, o.Timeout, o.Stderr
 	return env, nil
 }
 
 // Close releases the GPU of an Env from Open; in replay it does nothing.
-func (e *Env) Close() error {
-	if e.worker == nil {
+func (s *Session) Close() error {
+	if s.worker == nil {
 		return nil
 	}
-	err := e.worker.Close()
-	e.worker, e.Dev = nil, nil
+	err := s.worker.Close()
+	s.worker, s.Dev = nil, nil
 	return err
 }
 
 // Banner is the one line that opens a session: the GPU, or why there is
 // none and that lessons replay.
-func (e *Env) Banner(version string) string {
-	if !e.Live() {
-		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, e.NoGPU)
+func (s *Session) Banner(version string) string {
+	if !s.Live() {
+		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, s.NoGPU)
 	}
-	i := e.Dev.Info()
+	i := s.Dev.Info()
 	return fmt.Sprintf("cudarepl %s · %s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, i.Arch(), i.SMs,
 		float64(i.GlobalMem)/(1<<30), i.DriverVersion, i.CUDAVersion)
 }
@@ -67,19 +67,19 @@ func (e *Env) Banner(version string) string {
 // WriteDevice describes the GPU to w as a table: what the driver reports,
 // free memory and cuDNN's version. Without a GPU it says why in one
 // sentence, that lessons replay, and whether kernels still compile.
-func (e *Env) WriteDevice(w io.Writer) {
-	if !e.Live() {
-		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", e.NoGPU)
+func (s *Session) WriteDevice(w io.Writer) {
+	if !s.Live() {
+		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", s.NoGPU)
 		if v, err := nvrtc.Version(); err == nil {
 			fmt.Fprintf(w, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
 		}
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range e.Dev.Info().Rows() {
+	for _, row := range s.Dev.Info().Rows() {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
-	if free, total, err := e.Dev.MemInfo(); err == nil {
+	if free, total, err := s.Dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
 	for _, lib := range gpu.LibraryVersions() {
@@ -91,12 +91,12 @@ func (e *Env) WriteDevice(w io.Writer) {
 }
 
 // WriteMem says how much device memory is free, or that there is no GPU.
-func (e *Env) WriteMem(w io.Writer) error {
-	if !e.Live() {
-		fmt.Fprintf(w, "no GPU: %v\n", e.NoGPU)
+func (s *Session) WriteMem(w io.Writer) error {
+	if !s.Live() {
+		fmt.Fprintf(w, "no GPU: %v\n", s.NoGPU)
 		return nil
 	}
-	free, total, err := e.Dev.MemInfo()
+	free, total, err := s.Dev.MemInfo()
 	if err != nil {
 		return err
 	}

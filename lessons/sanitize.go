@@ -86,7 +86,7 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 	// e's worker is not.
 	s := newSession(w, nil)
 	s.images, s.noted, s.timeout, s.stderr, s.sanitizing = e.images, e.noted, e.timeout, e.stderr, tool
-	sub := &Env{session: s, View: e.View}
+	sub := &Env{Session: s, View: e.View}
 	e.printf("Under compute-sanitizer %s: every kernel runs instrumented, tens of times slower.\n", tool)
 	runErr := fn(sub)
 	findings, err := sanitizer.Report(w, tool)

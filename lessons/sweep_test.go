@@ -31,7 +31,7 @@ func (f *fakeDev) Bench(b gpu.Bench) (gpu.Timing, error) {
 }
 
 // liveEnv is an Env on d, seen through v, as Open gives one on a GPU.
-func liveEnv(d gpu.Device, v View) *Env { return &Env{session: newSession(d, nil), View: v} }
+func liveEnv(d gpu.Device, v View) *Env { return &Env{Session: newSession(d, nil), View: v} }
 
 type fakeCase struct{}
 
