@@ -11,6 +11,8 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
+	"cudarepl/numeric"
+	"cudarepl/nvrtc"
 )
 
 // TestCopiesCarryTheirOwn: a copy of an Env carries its edit, launch or
@@ -69,11 +71,8 @@ func TestCopiesCarryTheirOwn(t *testing.T) {
 	}
 }
 
-// TestEditDoesNotOutliveItsCall: a Run step run with the learner's edit
-// (RunEdited) launches their kernel with their launch and records its
-// results as theirs; the same step run after it, in the same Env, runs the
-// course's as written, whether the edited run passed or failed.
-func TestEditDoesNotOutliveItsCall(t *testing.T) {
+// unguardedEdit is a learner's version of vector_add.cu's vadd_unguarded.
+func unguardedEdit(t *testing.T) Edit {
 	src, err := kernels.Source("vector_add.cu")
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +81,28 @@ func TestEditDoesNotOutliveItsCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := Edit{Kernel: "vadd_unguarded", Code: strings.Replace(orig, "{", "{ // mine\n", 1), Block: 64, Size: Size{100}}
+	return Edit{Kernel: "vadd_unguarded", Code: strings.Replace(orig, "{", "{ // mine\n", 1)}
+}
+
+// loadBoth makes env's session one that has compiled and loaded both the
+// course's kernel and the learner's version of it, ed, as a session that
+// ran each once has them: nothing needs NVRTC or a GPU. The course's is
+// the Kernel whose Image is "course", the learner's "yours".
+func loadBoth(env *Env, ed Edit) {
+	src, _ := kernels.Source("vector_add.cu")
+	yours := ed.in(src)
+	env.images[yours.Name+"\x00"+yours.Code+"\x00"] = &nvrtc.Image{}
+	env.kernels[src.Name+"\x00"+ed.Kernel+"\x00"+src.Code] = gpu.Kernel{Image: "course"}
+	env.kernels[yours.Name+"\x00"+ed.Kernel+"\x00"+yours.Code] = gpu.Kernel{Image: "yours"}
+}
+
+// TestEditDoesNotOutliveItsCall: a Run step run with the learner's edit
+// (RunEdited) launches their kernel with their launch and records its
+// results as theirs; the same step run after it, in the same Env, runs the
+// course's as written, whether the edited run passed or failed.
+func TestEditDoesNotOutliveItsCall(t *testing.T) {
+	mine := unguardedEdit(t)
+	mine.Block, mine.Size = 64, Size{100}
 	type seen struct {
 		kernel, variant string
 		block           int
@@ -128,10 +148,7 @@ func TestEditDoesNotOutliveItsCall(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		env := liveEnv(&fakeDev{}, View{Out: &out})
-		// Both kernels are loaded, as a session that ran each once has them.
-		env.kernels[src.Name+"\x00vadd_unguarded\x00"+src.Code] = gpu.Kernel{Image: "course"}
-		yours := mine.in(src)
-		env.kernels[yours.Name+"\x00vadd_unguarded\x00"+yours.Code] = gpu.Kernel{Image: "yours"}
+		loadBoth(env, mine)
 		got = nil
 		for _, call := range tt.calls {
 			fail = call == "edited, failing"
@@ -147,5 +164,69 @@ func TestEditDoesNotOutliveItsCall(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 			t.Errorf("%s: the step saw %v, want %v", tt.desc, got, tt.want)
 		}
+	}
+}
+
+// editCase loads vadd_unguarded whenever it is asked for its ops, as a
+// case whose library impl launches a kernel of the lesson's does, and
+// notes which it got.
+type editCase struct {
+	env  *Env
+	seen *[]string
+}
+
+func (c editCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) {
+	k, err := c.env.FileKernel("vector_add.cu", "vadd_unguarded")
+	if err != nil {
+		return nil, err
+	}
+	*c.seen = append(*c.seen, k.Image)
+	return []gpu.Op{gpu.Memset{}}, nil
+}
+func (editCase) Poison() error                      { return nil }
+func (editCase) Check() (numeric.CheckStats, error) { return numeric.CheckStats{}, nil }
+func (editCase) Free()                              {}
+
+// TestTryLaunchedCarriesTheEdit: a learner's version of a kernel that a
+// library impl launches is checked, and timed, with their kernel, and the
+// course's is timed with the course's, in one call; a check after it
+// loads the course's again.
+func TestTryLaunchedCarriesTheEdit(t *testing.T) {
+	mine := unguardedEdit(t)
+	mine.Size = Size{8}
+	var seen []string
+	var out bytes.Buffer
+	env := liveEnv(&fakeDev{}, View{Out: &out})
+	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", CheckSizes: []Size{{4}},
+		Impls:  []Impl{{Name: "lib", Library: true, Kernels: []string{"vadd_unguarded"}}},
+		Setup:  func(env *Env, s Size) (Case, error) { return editCase{env, &seen}, nil },
+		Memory: func(Size) Memory { return Memory{Device: 1 << 10} },
+		Work:   func(s Size) float64 { return float64(s[0]) }}
+	l, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}},
+		Kernels: "vector_add.cu", Problem: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loadBoth(env, mine)
+
+	if err := env.TryEdit(l, mine); err != nil {
+		t.Fatalf("TryEdit = %v\n%s", err, out.String())
+	}
+	if err := (&CheckStep{}).Do(env, l, "A"); err != nil {
+		t.Fatalf("the check after it = %v\n%s", err, out.String())
+	}
+	// The learner's check, the course's timing, theirs; then the check.
+	if want := "yours course yours course"; strings.Join(seen, " ") != want {
+		t.Errorf("the case loaded %v, want %s", seen, want)
+	}
+	var variants []string
+	for _, r := range env.Results.Results {
+		variants = append(variants, r.Variant)
+	}
+	if want := "lib (yours), lib"; strings.Join(variants, ", ") != want {
+		t.Errorf("results kept: %v, want %s", variants, want)
+	}
+	if !strings.Contains(out.String(), "lib: ") || !strings.Contains(out.String(), "with yours") {
+		t.Errorf("TryEdit's output:\n%s", out.String())
 	}
 }
