@@ -61,8 +61,8 @@ func (e *Env) Ceiling(name string) (Result, error) {
 
 // measureCopy times a device-to-device copy of bytes, which reads and
 // writes each byte once: no kernel that must do both can beat it by much.
-func (e *Env) measureCopy(bytes int64) (Result, error) {
-	d := e.Dev
+func (s *Session) measureCopy(bytes int64) (Result, error) {
+	d := s.Dev
 	src, err := d.Alloc(bytes)
 	if err != nil {
 		return Result{}, err

@@ -19,10 +19,23 @@ type CheckStep struct {
 }
 
 // Kind is "check".
-func (CheckStep) Kind() string { return "check" }
+func (*CheckStep) Kind() string { return "check" }
+
+// records says that the step's results are checks.
+func (*CheckStep) records() string { return "check" }
+
+// problems returns the problem it checks (the lesson's where it names
+// none), then More.
+func (a *CheckStep) problems(l *Lesson) []*Problem {
+	var out []*Problem
+	if p, err := problemOf(l, a.Problem); err == nil {
+		out = append(out, p)
+	}
+	return append(out, a.More...)
+}
 
 // Do runs the checks live, or shows the recorded ones in replay.
-func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
+func (a *CheckStep) Do(env *Env, l *Lesson, step string) error {
 	p, err := problemOf(l, a.Problem)
 	if err != nil {
 		return err
@@ -30,7 +43,7 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 	first := a.check(env, l, step, p, len(a.More) > 0, true)
 	for _, more := range a.More {
 		env.printf("\n")
-		if err := (CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
+		if err := (&CheckStep{}).check(env, l, step, more, true, more.Kernels != p.Kernels); err != nil && first == nil {
 			first = err
 		}
 		if errors.Is(first, ErrStopped) {
@@ -44,32 +57,45 @@ func (a CheckStep) Do(env *Env, l *Lesson, step string) error {
 // only p's own impls' where the step checks several problems (shared),
 // and then what the kernels compile to here if compile is set (once for
 // problems whose kernels share a file).
-func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
-	if !env.Live() {
-		rs := l.recorded.Filter(step, "check")
-		if shared {
-			rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
-		}
-		if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
-			for _, r := range l.recorded.Results {
-				if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
-					rs = append(rs, r)
-				}
-			}
-		}
+func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, compile bool) error {
+	_, err := env.LiveOr(func() ([]Result, error) { return a.run(env, l, step, p) }, func() ([]Result, error) {
+		rs := a.recorded(l, step, p, shared)
 		if shared {
 			env.printf("%s:\n", p.Name)
 		}
 		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
 		env.showChecks(p, rs)
 		if !compile {
-			return nil
+			return rs, nil
 		}
-		return compileOnly(env, l, p)
+		return rs, compileOnly(env, l, p)
+	})
+	return err
+}
+
+// recorded returns the checks of p recorded for step, only p's own
+// impls' where the step checks several problems (shared).
+func (a *CheckStep) recorded(l *Lesson, step string, p *Problem, shared bool) []Result {
+	rs := l.recorded.Filter(step, "check")
+	if shared {
+		rs = slices.DeleteFunc(rs, func(r Result) bool { _, err := p.impl(r.Variant); return err != nil })
 	}
+	if len(rs) == 0 && a.Impls != nil { // "run NAME": the variant's checks from any step
+		for _, r := range l.recorded.Results {
+			if r.Kind == "check" && slices.Contains(a.Impls, r.Variant) {
+				rs = append(rs, r)
+			}
+		}
+	}
+	return rs
+}
+
+// run checks p's impls, or those the step names, at every check size, and
+// shows the checks.
+func (a *CheckStep) run(env *Env, l *Lesson, step string, p *Problem) ([]Result, error) {
 	impls, err := p.impls(a.Impls)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var out []Result
 	var firstErr error
@@ -77,13 +103,13 @@ func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, c
 	for _, impl := range impls {
 		k, err := env.implKernel(l, p, impl)
 		if err != nil {
-			return err
+			return out, err
 		}
 		rs, err := checkImpl(env, l, p, step, impl, k, len(out), total)
 		out = append(out, rs...)
 		if errors.Is(err, ErrStopped) {
 			env.PrintTable(checkTable(out))
-			return err
+			return out, err
 		}
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -94,9 +120,9 @@ func (a CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, c
 	if ref == "" {
 		ref = "a float64 CPU reference"
 	}
-	env.printf("%s, %s: every element checked against %s\n", p.Name, env.source(out), ref)
+	env.printf("%s, %s: every element checked against %s\n", p.Name, ResultSet{Results: out}.Source(), ref)
 	env.showChecks(p, out)
-	return firstErr
+	return out, firstErr
 }
 
 // checkResult is the result a check of impl at size s starts from.

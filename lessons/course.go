@@ -85,12 +85,12 @@ func (l *Lesson) checkUncovered(env *Env) error {
 		return nil
 	}
 	for _, i := range l.stepsOf("check") {
-		if cs, ok := l.Steps[i].Action.(CheckStep); ok && cs.Problem == nil {
+		if slices.Contains(problemsOf(l.Steps[i].Action, l), l.Problem) {
 			return nil
 		}
 	}
 	env.printf("\n── %s\n", "check")
-	return CheckStep{}.Do(env, l, "check")
+	return (&CheckStep{}).Do(env, l, "check")
 }
 
 // BenchAll runs every sweep of the lesson and every run that measures;
@@ -108,22 +108,22 @@ func (l *Lesson) BenchAll(env *Env) error {
 	return nil
 }
 
-// Plot draws the figure of every sweep from this session's live results
-// where there are any, else from the recorded ones.
+// Plot draws the figures of every step that draws what it measured (the
+// sweeps) from this session's live results where there are any, else
+// from the recorded ones.
 func (l *Lesson) Plot(env *Env) error {
 	n := 0
-	for _, i := range l.stepsOf("sweep") {
-		s, ok := l.Steps[i].Action.(Sweep)
+	for _, s := range l.Steps {
+		d, ok := drawerOf(s.Action)
 		if !ok {
 			continue
 		}
-		step := l.Steps[i].Title
-		rs := env.latest(l, step, "bench")
+		rs := env.latest(l, s.Title, recordsOf(s.Action))
 		if len(rs) == 0 {
 			continue
 		}
-		env.printf("\n── %s\n", step)
-		if err := s.show(env, l, step, rs); err != nil {
+		env.printf("\n── %s\n", s.Title)
+		if err := d.draw(env, l, s.Title, rs); err != nil {
 			return err
 		}
 		n++
@@ -175,7 +175,7 @@ func (l *Lesson) RunVariant(env *Env, name string) error {
 	if err != nil {
 		return err
 	}
-	return CheckStep{Impls: []string{name}, Problem: p}.Do(env, l, "run")
+	return (&CheckStep{Impls: []string{name}, Problem: p}).Do(env, l, "run")
 }
 
 // KernelNames lists every kernel in the lesson's kernel files, in file
@@ -212,7 +212,7 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 	if f == "" {
 		return err
 	}
-	return ShowKernel{Names: []string{name}, File: f}.Do(env, l, "")
+	return (&ShowKernel{Names: []string{name}, File: f}).Do(env, l, "")
 }
 
 // sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a
@@ -224,8 +224,8 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 func (l *Lesson) sizeSweeps(env *Env) error {
 	var arities []int // numbers in a size, for each sweep over sizes
 	for i := range l.Steps {
-		if sw, ok := l.sizeSweep(i); ok && len(sw.Sizes) > 0 && !slices.Contains(arities, len(sw.Sizes[0])) {
-			arities = append(arities, len(sw.Sizes[0]))
+		if _, sw, ok := l.sizeSweep(i); ok && len(sw.sizes) > 0 && !slices.Contains(arities, len(sw.sizes[0])) {
+			arities = append(arities, len(sw.sizes[0]))
 		}
 	}
 	if len(arities) == 0 {
@@ -243,7 +243,6 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 		}
 	}
 	given := env.Sizes
-	defer func() { env.Sizes = given }()
 	type sweepKey struct {
 		p     *Problem
 		impls string
@@ -252,25 +251,26 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 	done := map[sweepKey]bool{} // the sweeps run: their problem, impls and numbers in a size
 	var first error
 	for i := range l.Steps {
-		sw, ok := l.sizeSweep(i)
-		if !ok || len(sw.Sizes) == 0 {
+		a, sw, ok := l.sizeSweep(i)
+		if !ok || len(sw.sizes) == 0 {
 			continue
 		}
-		n := len(sw.Sizes[0])
+		n := len(sw.sizes[0])
 		var mine []Size
 		for _, s := range given {
 			if len(s) == n {
 				mine = append(mine, s)
 			}
 		}
-		key := sweepKey{sw.Problem, strings.Join(sw.Impls, "\x00"), n}
+		key := sweepKey{sw.problem, strings.Join(sw.impls, "\x00"), n}
 		if len(mine) == 0 || done[key] {
 			continue
 		}
 		done[key] = true
-		env.Sizes = mine
+		v := env.View
+		v.Sizes = mine
 		env.printf("\n── %s\n", l.Steps[i].Title)
-		err := sw.Do(env, l, l.Steps[i].Title)
+		err := a.Do(env.WithView(v), l, l.Steps[i].Title)
 		if errors.Is(err, ErrStopped) {
 			return err
 		}

@@ -49,10 +49,23 @@
 //
 // Open is the one way to a GPU: it gives an Env, live on the GPU or, where
 // there is none, in replay, where checks and figures come from results
-// recorded on a reference GPU and every figure says so. A step's action is
-// one of ShowKernel, CheckStep, Sweep, ExerciseStep or Run; Env.Judge
-// judges a learner's kernel like one of a lesson's versions, and
-// Env.Sanitize runs checks under compute-sanitizer.
+// recorded on a reference GPU and every figure says so. Env.LiveOr is the
+// one place that decides which: a step says what it does in each case
+// (Env.Measured, Run.Replay) and never asks. An Env is a session (the GPU,
+// what was compiled and measured) seen through a View (where output goes,
+// Ctrl-C, sizes given in place of a sweep's); a copy made by WithView
+// shares the session and carries its own view, and nothing is set on an
+// Env and cleared after a call.
+//
+// A step's action is one of ShowKernel, CheckStep, Sweep, ExerciseStep or
+// Run, given to the Def as a pointer. A new kind of action is one type in
+// one file: Kind and Do, and the methods of the small interfaces in
+// action.go that fit it (the problems it runs, the kernels it shows, the
+// sizes it sweeps, the kernel it launches, the kind of results it records,
+// the figures it draws), which the framework asks for by one type
+// assertion each. Env.Judge judges a learner's kernel like one of a
+// lesson's versions, or a plan of the work (Plans) for an exercise that is
+// not a kernel, and Env.Sanitize runs checks under compute-sanitizer.
 //
 // Every check follows the same rules: fresh random inputs, outputs poisoned
 // with NaN before the run, every element compared with a float64 CPU

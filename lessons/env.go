@@ -3,7 +3,6 @@ package lessons
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,15 +16,58 @@ import (
 	"cudarepl/plots"
 )
 
-// Env is where lessons run: on a GPU (Dev set) or in replay (Dev nil), with
-// output, plots and progress going where the caller says.
+// Env is where lessons run: a Session, on a GPU (Dev set) or in replay
+// (Dev nil), seen through a View that says where output, tables, figures
+// and progress go. An Env comes from Open or Replay.
+//
+// Copies of an Env share its Session: what one compiles, loads, measures
+// or records, every copy has. A copy may see it through another view
+// (WithView), and the framework's own copies carry a learner's edit or a
+// step's launch to the calls that read them (withEdit, withLaunch), as
+// http.Request.WithContext carries a context: nothing is set on an Env
+// and cleared after a call, so nothing can stay set by mistake.
 type Env struct {
-	Dev       gpu.Device      // nil: replay mode
-	NoGPU     error           // why there is no GPU, in replay mode
+	*Session
+	View
+
+	edit   *Edit  // the learner's kernel, run in place of the course's: withEdit
+	launch launch // the launch of the Run step now running: withLaunch
+}
+
+// Session is what every copy of an Env shares: the GPU and its worker,
+// what was compiled, loaded and measured on it, and what was said once.
+// A Session comes with an Env, from Open or Replay.
+type Session struct {
+	Dev   gpu.Device // nil: replay mode
+	NoGPU error      // why there is no GPU, in replay mode
+
+	// Results collects what ran live in this session.
+	Results ResultSet
+
+	images   map[string]*nvrtc.Image // compiled, by source and names
+	kernels  map[string]gpu.Kernel   // loaded on Dev, by source and name
+	ceilings map[string]Result       // measured on Dev, by name
+	noted    map[string]bool         // what was said once and need not be said again
+
+	worker     *gpu.Worker // the worker Open started, which Close stops
+	timeout    time.Duration
+	stderr     io.Writer
+	sanitizing string // the compute-sanitizer tool the worker runs under, if any
+}
+
+// newSession returns a Session on dev (nil: replay, for the reason noGPU).
+func newSession(dev gpu.Device, noGPU error) *Session {
+	return &Session{Dev: dev, NoGPU: noGPU, images: map[string]*nvrtc.Image{}, kernels: map[string]gpu.Kernel{},
+		ceilings: map[string]Result{}, noted: map[string]bool{}}
+}
+
+// View is where an Env's output goes, and what its caller changes of the
+// steps it runs: each copy of an Env has its own.
+type View struct {
 	Out       io.Writer       // prose, tables, charts
 	Ctx       context.Context // cancelled by Ctrl-C; nil means never
 	PlotDir   string          // where figures are written; "" writes none
-	Workspace string          // where exercise copies live
+	Workspace string          // where exercise copies live; DefaultWorkspace() when ""
 	Width     int             // columns for terminal charts; 80 when 0
 	Sizes     []Size          // overrides the sizes of size sweeps when set
 	Blocks    []int           // overrides the block sizes of block-size sweeps when set
@@ -35,22 +77,29 @@ type Env struct {
 	// place of printing them as text: a notebook shows HTML and images.
 	ShowTable  func(t *Table)
 	ShowFigure func(f plots.Figure) error
+}
 
-	// Results collects what ran live in this session.
-	Results ResultSet
+// Replay returns an Env in replay mode, seen through v: what Open returns
+// where there is no GPU, saying why, for callers that must not look for
+// one (tests, a notebook checked without a GPU).
+func Replay(why error, v View) *Env { return &Env{Session: newSession(nil, why), View: v} }
 
-	images   map[string]*nvrtc.Image
-	kernels  map[string]gpu.Kernel
-	ceilings map[string]Result
-	noted    map[string]bool // what was said once and need not be said again
+// WithView returns a copy of e seen through v: the same session (its GPU,
+// what it compiled and measured), with v's output, Ctrl-C and sizes. e
+// itself is unchanged, so what a call is given in v cannot outlast it.
+func (e *Env) WithView(v View) *Env {
+	c := *e
+	c.View = v
+	return &c
+}
 
-	worker     *gpu.Worker // the worker Open started, which Close stops
-	timeout    time.Duration
-	stderr     io.Writer
-	sanitizing string // the compute-sanitizer tool the worker runs under, if any
-
-	edit   *Edit  // the learner's kernel, run in place of the course's, while set
-	launch launch // the launch of the Run step now running
+// withEdit returns a copy of e that runs the learner's kernel ed in place
+// of the course's: Kernel compiles theirs, and what record keeps is
+// marked as theirs.
+func (e *Env) withEdit(ed Edit) *Env {
+	c := *e
+	c.edit = &ed
+	return &c
 }
 
 // launch is how a Run step launches its kernel.
@@ -59,27 +108,29 @@ type launch struct {
 	size  Size
 }
 
+// withLaunch returns a copy of e whose Launch is block and size.
+func (e *Env) withLaunch(block int, size Size) *Env {
+	c := *e
+	c.launch = launch{block, size}
+	return &c
+}
+
 // Launch is the threads per block and the size the Run step now running
 // launches its kernel with: the learner's where they changed them, else
 // the step's own.
 func (e *Env) Launch() (block int, size Size) { return e.launch.block, e.launch.size }
 
 // Live reports whether the env has a GPU.
-func (e *Env) Live() bool { return e.Dev != nil }
+func (s *Session) Live() bool { return s.Dev != nil }
 
-func (e *Env) printf(format string, args ...any) { fmt.Fprintf(e.Out, format, args...) }
-
-// once reports whether key is new to this Env, and remembers it: what
+// once reports whether key is new to this session, and remembers it: what
 // should be said once a session, such as why kernels cannot be compiled
 // here, is said when once first returns true.
-func (e *Env) once(key string) bool {
-	if e.noted[key] {
+func (s *Session) once(key string) bool {
+	if s.noted[key] {
 		return false
 	}
-	if e.noted == nil {
-		e.noted = map[string]bool{}
-	}
-	e.noted[key] = true
+	s.noted[key] = true
 	return true
 }
 
@@ -104,58 +155,35 @@ func shortReason(err error) string {
 	return strings.TrimSpace(s)
 }
 
-func (e *Env) width() int {
-	if e.Width <= 0 {
-		return 80
-	}
-	return e.Width
-}
-
-// canceled returns the context's error once the user has asked to stop.
-func (e *Env) canceled() error {
-	if e.Ctx == nil {
-		return nil
-	}
-	return e.Ctx.Err()
-}
-
-func (e *Env) progress(done, total int, what string) {
-	if e.Progress != nil {
-		e.Progress(done, total, what)
-	}
-}
-
 // arch is the architecture kernels are compiled for.
-func (e *Env) arch() string {
-	if e.Live() {
+func (s *Session) arch() string {
+	if s.Live() {
 		v, _ := nvrtc.Version()
-		return e.Dev.Info().FeatureArch(v)
+		return s.Dev.Info().FeatureArch(v)
 	}
 	return nvrtc.DefaultArch
 }
 
 // Compile compiles src for this env's GPU (or the reference GPU in replay),
 // once per session.
-func (e *Env) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return e.compile(src, nil) }
+func (s *Session) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return s.compile(src, nil) }
 
 // compile is Compile, finding the C++ kernels names by their names too.
-func (e *Env) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
+func (s *Session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
 	key := src.Name + "\x00" + src.Code + "\x00" + strings.Join(names, "\x00")
-	if img, ok := e.images[key]; ok {
+	if img, ok := s.images[key]; ok {
 		return img, nil
 	}
-	img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: e.arch(), Names: names})
+	img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: s.arch(), Names: names})
 	if err != nil {
 		return nil, err
 	}
-	if e.images == nil {
-		e.images = map[string]*nvrtc.Image{}
-	}
-	e.images[key] = img
+	s.images[key] = img
 	return img, nil
 }
 
-// Kernel compiles src and loads its kernel name on the GPU.
+// Kernel compiles src and loads its kernel name on the GPU; the learner's
+// version of it, where e carries their edit (withEdit).
 func (e *Env) Kernel(src nvrtc.Source, name string) (gpu.Kernel, error) {
 	if !e.Live() {
 		return gpu.Kernel{}, fmt.Errorf("lessons: kernel %s: no GPU (%v)", name, e.NoGPU)
@@ -174,9 +202,6 @@ func (e *Env) Kernel(src nvrtc.Source, name string) (gpu.Kernel, error) {
 	k, err := e.Dev.LoadKernel(img, name)
 	if err != nil {
 		return gpu.Kernel{}, err
-	}
-	if e.kernels == nil {
-		e.kernels = map[string]gpu.Kernel{}
 	}
 	e.kernels[key] = k
 	return k, nil
@@ -217,15 +242,16 @@ func kernelSource(l *Lesson, file string) (nvrtc.Source, error) {
 }
 
 // stamp fills in what r ran on and when.
-func (e *Env) stamp(r *Result) {
-	info := e.Dev.Info()
+func (s *Session) stamp(r *Result) {
+	info := s.Dev.Info()
 	r.GPU, r.Driver, r.CUDA = info.Name, info.DriverVersion, info.CUDAVersion
 	r.Date = time.Now().UTC().Format(time.DateOnly)
 	r.Mode = "live"
 }
 
 // record keeps r among the session's results, replacing an earlier result
-// of the same step, kind, variant, size and block.
+// of the same step, kind, variant, size and block; where e carries the
+// learner's edit, as theirs.
 func (e *Env) record(r Result) {
 	if e.edit != nil && !strings.HasSuffix(r.Variant, yours) {
 		r.Variant += yours // measured with the learner's kernel in the course's place
@@ -237,11 +263,6 @@ func (e *Env) record(r Result) {
 		}
 	}
 	e.Results.Results = append(e.Results.Results, r)
-}
-
-// source says whether results shown now are live or replayed.
-func (e *Env) source(rs []Result) string {
-	return ResultSet{Results: rs}.Source()
 }
 
 // DefaultWorkspace is $CUDAREPL_WORKSPACE, else ~/cudarepl.
@@ -264,77 +285,14 @@ func (e *Env) Record(r Result) Result {
 	return r
 }
 
-// Device returns the GPU's description: read live, or from the results
-// recorded with the lesson in replay (ok false where none were).
-func (e *Env) Device(l *Lesson, step string) (info gpu.DeviceInfo, source string, ok bool) {
-	if e.Live() {
-		info = e.Dev.Info()
-		b, _ := json.Marshal(info)
-		e.Record(Result{Lesson: l.Slug, Step: step, Kind: "device", Variant: info.Name, Detail: string(b)})
-		return info, "live", true
-	}
-	for _, r := range l.recorded.Results {
-		if r.Kind == "device" && json.Unmarshal([]byte(r.Detail), &info) == nil {
-			return info, fmt.Sprintf("replayed from %s, %s", r.GPU, r.Date), true
-		}
-	}
-	return info, "", false
-}
-
-// PrintTable shows t through ShowTable where a notebook set it, and prints
-// it as text otherwise.
-func (e *Env) PrintTable(t *Table) {
-	if e.ShowTable != nil {
-		e.ShowTable(t)
-		return
-	}
-	t.Write(e.Out)
-}
-
-// figure shows f: through ShowFigure, or as a terminal chart.
-func (e *Env) figure(f plots.Figure) error {
-	if e.ShowFigure != nil {
-		return e.ShowFigure(f)
-	}
-	return plots.Terminal(e.Out, f, e.width())
-}
-
 // FreeAll frees the device memory at ptrs, skipping zeros: what a Case's
 // Free does with a case that Setup may have left half made.
-func (e *Env) FreeAll(ptrs ...gpu.DevicePtr) {
+func (s *Session) FreeAll(ptrs ...gpu.DevicePtr) {
 	for _, p := range ptrs {
 		if p != 0 {
-			e.Dev.Free(p)
+			s.Dev.Free(p)
 		}
 	}
-}
-
-// Latest returns the results of the step whose action is a (given to the
-// Def as a pointer): this session's, or where there are none the lesson's
-// recorded ones. A sweep's and a measuring run's results are its
-// measurements, a check step's its checks.
-func (e *Env) Latest(l *Lesson, a Action) []Result {
-	step, err := l.stepTitle(a)
-	if err != nil {
-		panic(err) // a lesson that names a step it does not have: any test of it finds this
-	}
-	return e.latest(l, step, resultKind(a))
-}
-
-// latest is Latest by the step's title and the results' kind.
-func (e *Env) latest(l *Lesson, step, kind string) []Result {
-	if rs := e.Results.Filter(step, kind); len(rs) > 0 {
-		return rs
-	}
-	return l.recorded.Filter(step, kind)
-}
-
-// resultKind is the kind of results action a records.
-func resultKind(a Action) string {
-	if a.Kind() == "check" {
-		return "check"
-	}
-	return "bench"
 }
 
 // UploadPair uploads the inputs a and b and allocates out bytes for the
@@ -351,40 +309,4 @@ func UploadPair[T gpu.Element](env *Env, a, b []T, out int64) (da, db, dc gpu.De
 		return 0, 0, 0, err
 	}
 	return da, db, dc, nil
-}
-
-// Measured returns what live measures on a GPU; without one, the results
-// recorded for step, saying where they come from. ok is false when there is
-// nothing to show (live failed, or nothing was recorded).
-func (e *Env) Measured(l *Lesson, step string, live func() ([]Result, error)) (rs []Result, ok bool, err error) {
-	if e.Live() {
-		rs, err = live()
-		return rs, err == nil, err
-	}
-	rs = e.replayed(l, step)
-	return rs, len(rs) > 0, nil
-}
-
-// replayed returns the bench results recorded for step, after saying that
-// they are replayed, or that there are none.
-func (e *Env) replayed(l *Lesson, step string) []Result {
-	rs := l.recorded.Filter(step, "bench")
-	if len(rs) == 0 {
-		e.printf("No GPU here, and no results were recorded for this step.\n")
-		return nil
-	}
-	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, l.recorded.Source())
-	return rs
-}
-
-// About says where results another step measured come from, for a table
-// that reads them: this session's; or, where this session has not measured
-// them, the ones recorded with the lesson, saying so plainly, and from
-// which GPU and day.
-func (e *Env) About(rs []Result) string {
-	src := ResultSet{Results: rs}.Source()
-	if len(rs) == 0 || rs[0].Mode == "live" || !e.Live() {
-		return src
-	}
-	return fmt.Sprintf("recorded on %s, %s, with the lesson: this session has not measured them yet", rs[0].GPU, rs[0].Date)
 }

@@ -21,16 +21,57 @@ type Exercise struct {
 	// the version it is judged like: correct is not the same as fast.
 	Bench Size
 
-	// Plan, if set, reads a learner's file into a plan of the work, or says
-	// why it is wrong, naming the line; the plan is then run as Like on the
-	// case (Impl.Plan) and checked and timed as a kernel would be. Files
-	// named with File's extension are judged this way.
-	Plan func(code string) (any, error)
-	// Show, if set, runs after a plan passes its checks and is timed, to
-	// show what it did (lesson 3 draws the learner's timeline).
-	Show func(env *Env, l *Lesson, plan any) error
+	// Plan, if set, makes the exercise a plan of the work rather than a
+	// kernel (a Plans, for plans of one type): files named with File's
+	// extension are read into a plan, which then runs as Like, checked and
+	// timed as a kernel would be.
+	Plan Planner
 	// What is what the learner writes, for messages: "kernel" when empty.
 	What string
+}
+
+// Planner makes an Exercise a plan of the work (Exercise.Plan): a Plans,
+// for plans of some type.
+type Planner interface {
+	read(code string) (plan, error)
+}
+
+// Plans reads a learner's plan of the work, of type P, for an exercise
+// that is not a kernel (lesson 3's schedule of streams and events). The
+// plan runs as the version the exercise is judged like: that version's
+// case asks Plans.In for it and builds the version's ops from it.
+type Plans[P fmt.Stringer] struct {
+	// Read reads the learner's file into a plan (whose String says what
+	// it does, in one line), or says why it is wrong, naming the line.
+	Read func(code string) (P, error)
+	// Show, if set, runs after a plan passes its checks and is timed, to
+	// show what it did (lesson 3 draws the learner's timeline).
+	Show func(env *Env, l *Lesson, plan P) error
+}
+
+// plan is a learner's plan as the framework carries it, whatever its type.
+type plan struct {
+	fmt.Stringer                                 // the plan, which Plans.In gives back
+	show         func(env *Env, l *Lesson) error // Plans.Show of it; nil for none
+}
+
+func (ps Plans[P]) read(code string) (plan, error) {
+	p, err := ps.Read(code)
+	if err != nil {
+		return plan{}, err
+	}
+	pl := plan{Stringer: p}
+	if ps.Show != nil {
+		pl.show = func(env *Env, l *Lesson) error { return ps.Show(env, l, p) }
+	}
+	return pl, nil
+}
+
+// In returns the learner's plan that impl runs, where it runs one: the
+// case builds impl's ops from it in place of the version's own.
+func (ps Plans[P]) In(impl Impl) (P, bool) {
+	p, ok := impl.plan.(P)
+	return p, ok
 }
 
 // starterFile is the name of the starter in the lesson's folder:
@@ -79,10 +120,10 @@ func (x *Exercise) Prepare(env *Env, l *Lesson) (string, bool, error) {
 type ExerciseStep struct{}
 
 // Kind is "exercise".
-func (ExerciseStep) Kind() string { return "exercise" }
+func (*ExerciseStep) Kind() string { return "exercise" }
 
 // Do writes the learner's copy and says what to do with it.
-func (ExerciseStep) Do(env *Env, l *Lesson, step string) error {
+func (*ExerciseStep) Do(env *Env, l *Lesson, step string) error {
 	x := l.Exercise
 	if x == nil {
 		return fmt.Errorf("lessons: %s has no exercise", l.Slug)

@@ -143,27 +143,25 @@ func (e *Env) judgePlan(l *Lesson, s Submission) (Verdict, error) {
 		return Verdict{}, err
 	}
 	v := Verdict{Kernel: "your " + cmp.Or(x.What, "plan"), Like: x.Like}
-	plan, err := x.Plan(s.Code)
+	pl, err := x.Plan.read(s.Code)
 	if err != nil {
 		// Wrong as written: judged, as a kernel that does not compile is.
 		v.Err, v.Judged = fmt.Errorf("%s: %w", s.File, err), true
 		e.printf("%s\n", v)
 		return v, nil
 	}
-	if d, ok := plan.(fmt.Stringer); ok {
-		e.printf("%s: %s\n", s.File, d)
-	}
+	e.printf("%s: %s\n", s.File, pl)
 	if !e.Live() {
 		v.Err = needsGPU("running it needs a GPU; it reads, and its order is sound, which is as far as replay mode goes")
 		e.printf("%s\n", v)
 		return v, nil
 	}
 	v.Judged = true
-	mine := Impl{Name: x.Kernel, Like: x.Like, Plan: plan, Library: true} // no kernel of its own: no block size to show
+	mine := Impl{Name: x.Kernel, Like: x.Like, plan: pl.Stringer, Library: true} // no kernel of its own: no block size to show
 	v.Results, v.Err = e.checkThenTime(l, p, mine, gpu.Kernel{}, x.Bench)
-	if v.Err == nil && e.sanitizing == "" && x.Show != nil {
+	if v.Err == nil && e.sanitizing == "" && pl.show != nil {
 		// Showing is a courtesy too: a failure here does not fail the check.
-		if err := x.Show(e, l, plan); err != nil {
+		if err := pl.show(e, l); err != nil {
 			e.printf("(not shown: %v)\n", firstLine(err.Error()))
 		}
 	}
@@ -319,8 +317,8 @@ func (l *Lesson) kernelFiles() []string {
 		}
 	}
 	for _, s := range l.Steps {
-		if a, ok := s.Action.(ShowKernel); ok {
-			add(a.File)
+		if file, _, ok := kernelsOf(s.Action, l); ok {
+			add(file)
 		}
 	}
 	return out

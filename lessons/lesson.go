@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -24,9 +23,8 @@ type Lesson struct {
 	Exercise *Exercise // nil if none
 	Planted  []Planted // kernels its checks must pass or reject, from its testdata
 
-	recorded ResultSet         // results recorded on a reference GPU, what replay shows
-	files    fs.FS             // the lesson's folder (Def.Files), holding the planted kernels
-	stepOf   map[Action]string // a step's title by its action, for actions given as pointers
+	recorded ResultSet // results recorded on a reference GPU, what replay shows
+	files    fs.FS     // the lesson's folder (Def.Files), holding the planted kernels
 }
 
 // Step is one "## " section of lesson.md and what it runs.
@@ -34,14 +32,6 @@ type Step struct {
 	Title  string
 	Prose  string // Markdown
 	Action Action // nil for prose only
-}
-
-// Action is what a step runs.
-type Action interface {
-	// Kind names the action for listings: "kernel", "check", "sweep", "exercise", "run".
-	Kind() string
-	// Do runs the action of step (its title) of lesson l in env.
-	Do(env *Env, l *Lesson, step string) error
 }
 
 // ErrStopped is returned when the learner stops a long step (Ctrl-C).
@@ -55,8 +45,8 @@ var ErrStopped = errors.New("stopped")
 // lessons/all holds the two to agree, and lessontest.Run finds the lesson
 // of the folder it runs in by that name.
 //
-// An action that another step reads the results of is given as a pointer
-// (&lessons.Sweep{…}), and found again by that pointer: env.Latest(l,
+// Actions are given as pointers (&lessons.Sweep{…}); a step that reads
+// the results of another finds it by that pointer: env.Latest(l,
 // batchSizes) rather than by repeating the step's heading.
 type Def struct {
 	Number int    // its place in the course, from 1
@@ -115,7 +105,7 @@ func Register(d Def) {
 // action to its step.
 func build(d Def) (*Lesson, error) {
 	l := &Lesson{Number: d.Number, Slug: d.Slug, Kernels: d.Kernels, Problem: d.Problem, Exercise: d.Exercise,
-		Planted: d.Planted, files: d.Files, stepOf: map[Action]string{}}
+		Planted: d.Planted, files: d.Files}
 	if d.Files == nil {
 		return nil, fmt.Errorf("lessons: %s: the Def has no Files (//go:embed lesson.md … in lesson.go)", d.Slug)
 	}
@@ -137,11 +127,7 @@ func build(d Def) (*Lesson, error) {
 	used := map[string]bool{}
 	for i := range l.Steps {
 		if a, ok := d.Actions[l.Steps[i].Title]; ok {
-			if reflect.TypeOf(a).Kind() == reflect.Pointer {
-				l.stepOf[a] = l.Steps[i].Title
-				a = reflect.ValueOf(a).Elem().Interface().(Action) // steps hold values, as type switches expect
-			}
-			l.Steps[i].Action = a
+			l.Steps[i].Action = a // the Def's pointer, by which Env.Latest finds the step
 			used[l.Steps[i].Title] = true
 		}
 	}
@@ -265,14 +251,8 @@ func (l *Lesson) Problems() []*Problem {
 	}
 	add(l.Problem)
 	for _, s := range l.Steps {
-		switch a := s.Action.(type) {
-		case CheckStep:
-			add(a.Problem)
-			for _, p := range a.More {
-				add(p)
-			}
-		case Sweep:
-			add(a.Problem)
+		for _, p := range problemsOf(s.Action, l) {
+			add(p)
 		}
 	}
 	return out
@@ -292,13 +272,15 @@ func (l *Lesson) PlantedCode(pk Planted) (string, error) {
 	return string(b), err
 }
 
-// stepTitle returns the title of the step whose action is a, given to the
-// Def as a pointer.
+// stepTitle returns the title of the step whose action is a: the very
+// pointer the Def was given.
 func (l *Lesson) stepTitle(a Action) (string, error) {
-	if t, ok := l.stepOf[a]; ok {
-		return t, nil
+	for _, s := range l.Steps {
+		if s.Action == a {
+			return s.Title, nil
+		}
 	}
-	return "", fmt.Errorf("lessons: %s: that %s action belongs to no step (give it to the Def as a pointer)", l.Slug, a.Kind())
+	return "", fmt.Errorf("lessons: %s: that %s action belongs to no step of the lesson", l.Slug, a.Kind())
 }
 
 // StepNamed returns the index of the step whose title is title.

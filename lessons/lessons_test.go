@@ -46,7 +46,7 @@ func TestParseMarkdown(t *testing.T) {
 }
 
 func TestBuildRejectsActionWithoutStep(t *testing.T) {
-	_, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}, Actions: map[string]Action{"B": ShowKernel{}}})
+	_, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}, Actions: map[string]Action{"B": &ShowKernel{}}})
 	if err == nil || !strings.Contains(err.Error(), `step "B", which lesson.md does not have`) {
 		t.Errorf("build = %v, want a missing-step error", err)
 	}
@@ -184,7 +184,7 @@ func TestLoadRecorded(t *testing.T) {
 }
 
 func TestExercisePrepareKeepsLearnersWork(t *testing.T) {
-	env := &Env{Workspace: t.TempDir(), Out: &bytes.Buffer{}}
+	env := Replay(nil, View{Workspace: t.TempDir(), Out: &bytes.Buffer{}})
 	l := &Lesson{Slug: "x"}
 	x := &Exercise{File: "k.cu", Starter: "starter"}
 	path, created, err := x.Prepare(env, l)
@@ -241,9 +241,9 @@ func TestAbout(t *testing.T) {
 		rs   []Result
 		want string
 	}{
-		{&Env{}, recorded, "replayed from G, 2026-11-22"},
-		{&Env{Dev: &fakeDev{}}, live, "live on G, 2026-11-23"},
-		{&Env{Dev: &fakeDev{}}, recorded, "recorded on G, 2026-11-22, with the lesson: this session has not measured them yet"},
+		{Replay(nil, View{}), recorded, "replayed from G, 2026-11-22"},
+		{liveEnv(&fakeDev{}, View{}), live, "live on G, 2026-11-23"},
+		{liveEnv(&fakeDev{}, View{}), recorded, "recorded on G, 2026-11-22, with the lesson: this session has not measured them yet"},
 	}
 	for _, tt := range tests {
 		if got := tt.env.About(tt.rs); got != tt.want {

@@ -10,22 +10,14 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/nvrtc"
-	"cudarepl/plots"
 )
 
-// Options configure Open.
+// Options configure Open: where the Env's output goes, and how its GPU
+// worker runs.
 type Options struct {
-	Out       io.Writer     // prose, tables and charts; os.Stdout when nil
-	Stderr    io.Writer     // what the GPU worker itself prints; os.Stderr when nil
-	PlotDir   string        // where figures are written; "" writes none
-	Workspace string        // exercise copies; DefaultWorkspace() when ""
-	Width     int           // columns for terminal charts; 80 when 0
-	Timeout   time.Duration // how long one device call may run; gpu.DefaultTimeout when 0
-
-	// ShowTable and ShowFigure, when set, display tables and figures in
-	// place of printing them as text: a notebook shows HTML and images.
-	ShowTable  func(t *Table)
-	ShowFigure func(f plots.Figure) error
+	View                  // Out is os.Stdout when nil, Workspace DefaultWorkspace() when ""
+	Stderr  io.Writer     // what the GPU worker itself prints; os.Stderr when nil
+	Timeout time.Duration // how long one device call may run; gpu.DefaultTimeout when 0
 }
 
 // Open opens the GPU for the lessons, in a worker process so that a kernel
@@ -33,43 +25,41 @@ type Options struct {
 // no driver or no GPU it returns an Env in replay mode (NoGPU says why)
 // and no error: every lesson still runs. Close releases the GPU.
 func Open(o Options) (*Env, error) {
-	env := &Env{Out: o.Out, PlotDir: o.PlotDir, Workspace: o.Workspace, Width: o.Width,
-		ShowTable: o.ShowTable, ShowFigure: o.ShowFigure, timeout: o.Timeout, stderr: o.Stderr}
-	if env.Out == nil {
-		env.Out = os.Stdout
+	if o.Out == nil {
+		o.Out = os.Stdout
 	}
-	if env.Workspace == "" {
-		env.Workspace = DefaultWorkspace()
+	if o.Workspace == "" {
+		o.Workspace = DefaultWorkspace()
 	}
 	w, err := gpu.Open(gpu.Options{Stderr: o.Stderr, Timeout: o.Timeout})
 	switch {
 	case errors.Is(err, gpu.ErrNoGPU):
-		env.NoGPU = err
-		return env, nil
+		return Replay(err, o.View), nil
 	case err != nil:
 		return nil, err
 	}
-	env.Dev, env.worker = w, w
+	env := &Env{Session: newSession(w, nil), View: o.View}
+	env.worker, env.timeout, env.stderr = w, o.Timeout, o.Stderr
 	return env, nil
 }
 
 // Close releases the GPU of an Env from Open; in replay it does nothing.
-func (e *Env) Close() error {
-	if e.worker == nil {
+func (s *Session) Close() error {
+	if s.worker == nil {
 		return nil
 	}
-	err := e.worker.Close()
-	e.worker, e.Dev = nil, nil
+	err := s.worker.Close()
+	s.worker, s.Dev = nil, nil
 	return err
 }
 
 // Banner is the one line that opens a session: the GPU, or why there is
 // none and that lessons replay.
-func (e *Env) Banner(version string) string {
-	if !e.Live() {
-		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, e.NoGPU)
+func (s *Session) Banner(version string) string {
+	if !s.Live() {
+		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, s.NoGPU)
 	}
-	i := e.Dev.Info()
+	i := s.Dev.Info()
 	return fmt.Sprintf("cudarepl %s · %s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, i.Arch(), i.SMs,
 		float64(i.GlobalMem)/(1<<30), i.DriverVersion, i.CUDAVersion)
 }
@@ -77,19 +67,19 @@ func (e *Env) Banner(version string) string {
 // WriteDevice describes the GPU to w as a table: what the driver reports,
 // free memory and cuDNN's version. Without a GPU it says why in one
 // sentence, that lessons replay, and whether kernels still compile.
-func (e *Env) WriteDevice(w io.Writer) {
-	if !e.Live() {
-		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", e.NoGPU)
+func (s *Session) WriteDevice(w io.Writer) {
+	if !s.Live() {
+		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", s.NoGPU)
 		if v, err := nvrtc.Version(); err == nil {
 			fmt.Fprintf(w, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
 		}
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range e.Dev.Info().Rows() {
+	for _, row := range s.Dev.Info().Rows() {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
-	if free, total, err := e.Dev.MemInfo(); err == nil {
+	if free, total, err := s.Dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
 	for _, lib := range gpu.LibraryVersions() {
@@ -101,12 +91,12 @@ func (e *Env) WriteDevice(w io.Writer) {
 }
 
 // WriteMem says how much device memory is free, or that there is no GPU.
-func (e *Env) WriteMem(w io.Writer) error {
-	if !e.Live() {
-		fmt.Fprintf(w, "no GPU: %v\n", e.NoGPU)
+func (s *Session) WriteMem(w io.Writer) error {
+	if !s.Live() {
+		fmt.Fprintf(w, "no GPU: %v\n", s.NoGPU)
 		return nil
 	}
-	free, total, err := e.Dev.MemInfo()
+	free, total, err := s.Dev.MemInfo()
 	if err != nil {
 		return err
 	}

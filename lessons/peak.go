@@ -42,14 +42,14 @@ func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (float64, string) {
 // withPeaks fills in the peak of results recorded before results carried
 // one, from the GPU they ran on: this session's, or the one recorded with
 // the course.
-func (e *Env) withPeaks(p *Problem, rs []Result) []Result {
+func (s *Session) withPeaks(p *Problem, rs []Result) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		out[i] = r
 		if r.Peak > 0 || !r.Measured() {
 			continue
 		}
-		info, ok := e.deviceNamed(r.GPU)
+		info, ok := s.deviceNamed(r.GPU)
 		if !ok {
 			continue
 		}
@@ -61,9 +61,9 @@ func (e *Env) withPeaks(p *Problem, rs []Result) []Result {
 
 // deviceNamed describes the GPU called name: this session's, or one
 // recorded with any lesson of the course.
-func (e *Env) deviceNamed(name string) (gpu.DeviceInfo, bool) {
-	if e.Live() && e.Dev.Info().Name == name {
-		return e.Dev.Info(), true
+func (s *Session) deviceNamed(name string) (gpu.DeviceInfo, bool) {
+	if s.Live() && s.Dev.Info().Name == name {
+		return s.Dev.Info(), true
 	}
 	for _, l := range All() {
 		for _, r := range l.recorded.Results {

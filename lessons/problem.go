@@ -53,10 +53,11 @@ type Impl struct {
 	// the problem's Memory (e.g. attention's S×S scores), known before
 	// anything is allocated: a size where it does not fit is refused.
 	Extra func(s Size) int64
-	// Plan, if set, is a learner's plan of the work, parsed by their
-	// Exercise's Plan, for an exercise that is not a kernel: the case builds
-	// the impl's ops from it (lesson 3's schedule of streams and events).
-	Plan any
+
+	// plan is a learner's plan of the work, read by their Exercise's Plan,
+	// for an exercise that is not a kernel: the case builds the impl's ops
+	// from it (Plans.In gives it back typed).
+	plan fmt.Stringer
 }
 
 // refuses returns why impl cannot run size s on env's GPU, or nil.
@@ -184,17 +185,26 @@ func (p *Problem) launchAs(impl Impl) Impl {
 		return impl
 	}
 	if like, err := p.impl(impl.Like); err == nil {
-		like.Plan = impl.Plan
+		like.plan = impl.plan
 		return like
 	}
 	return impl
 }
 
+// block is the threads per block impl is launched with: Block, or 256.
 func (im Impl) block() int {
 	if im.Block > 0 {
 		return im.Block
 	}
 	return 256
+}
+
+// ValidBlock says why b threads per block cannot be launched, or nil.
+func ValidBlock(b int) error {
+	if b < 1 || b > 1024 {
+		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", b)
+	}
+	return nil
 }
 
 // units converts Work per second into the problem's unit.

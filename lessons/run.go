@@ -8,7 +8,13 @@ type Run struct {
 	// that measures on the GPU and records its results, which bench runs
 	// along with the sweeps.
 	Name string
-	F    func(env *Env, l *Lesson, step string) error
+	// F runs the step. Where it shows results, Env.Measured (or Env.LiveOr)
+	// gives them: measured on a GPU, recorded with the lesson in replay.
+	F func(env *Env, l *Lesson, step string) error
+	// Replay, if set, runs in F's place without a GPU, for a step that
+	// only runs on one and has nothing recorded to show: it says what F
+	// would do there.
+	Replay func(env *Env, l *Lesson, step string) error
 
 	// Kernel, if set, is the lesson's kernel F launches (through
 	// Env.Kernel), with Block threads per block at Size: F reads the
@@ -20,28 +26,37 @@ type Run struct {
 }
 
 // Kind is the action's name.
-func (r Run) Kind() string {
+func (r *Run) Kind() string {
 	if r.Name == "" {
 		return "run"
 	}
 	return r.Name
 }
 
+// launch returns the kernel F launches, and the threads per block and the
+// size it launches it with.
+func (r *Run) launch() (string, int, Size) { return r.Kernel, r.Block, r.Size }
+
 // Do calls F, with Env.Launch giving the step's launch: the learner's
-// where RunEdited gave one, else the Run's own.
-func (r Run) Do(env *Env, l *Lesson, step string) error {
-	saved := env.launch
-	env.launch = launch{block: r.Block, size: r.Size}
+// where env carries their edit of the Run's kernel (RunEdited), else the
+// Run's own.
+func (r *Run) Do(env *Env, l *Lesson, step string) error {
+	block, size := r.Block, r.Size
 	if ed := env.edit; ed != nil && ed.Kernel == r.Kernel {
 		if ed.Block > 0 {
-			env.launch.block = ed.Block
+			block = ed.Block
 		}
 		if ed.Size != nil {
-			env.launch.size = ed.Size
+			size = ed.Size
 		}
 	}
-	defer func() { env.launch = saved }()
-	return r.F(env, l, step)
+	env = env.withLaunch(block, size)
+	if r.Replay == nil {
+		return r.F(env, l, step)
+	}
+	_, err := env.LiveOr(func() ([]Result, error) { return nil, r.F(env, l, step) },
+		func() ([]Result, error) { return nil, r.Replay(env, l, step) })
+	return err
 }
 
 // Setup sets up size s of p where it fits in the memory free now (an

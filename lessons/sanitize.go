@@ -81,9 +81,12 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 		return err
 	}
 	defer w.Close()
-	sub := &Env{Dev: w, Out: e.Out, Ctx: e.Ctx, PlotDir: e.PlotDir, Workspace: e.Workspace, Width: e.Width,
-		Progress: e.Progress, ShowTable: e.ShowTable, ShowFigure: e.ShowFigure, images: e.images, noted: e.noted,
-		timeout: e.timeout, stderr: e.stderr, sanitizing: tool}
+	// A session of its own on that worker, seen through e's view: what was
+	// compiled and said once is shared; what was loaded and measured on
+	// e's worker is not.
+	s := newSession(w, nil)
+	s.images, s.noted, s.timeout, s.stderr, s.sanitizing = e.images, e.noted, e.timeout, e.stderr, tool
+	sub := &Env{Session: s, View: e.View}
 	e.printf("Under compute-sanitizer %s: every kernel runs instrumented, tens of times slower.\n", tool)
 	runErr := fn(sub)
 	findings, err := sanitizer.Report(w, tool)

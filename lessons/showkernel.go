@@ -18,23 +18,34 @@ type ShowKernel struct {
 }
 
 // Kind is "kernel".
-func (ShowKernel) Kind() string { return "kernel" }
+func (*ShowKernel) Kind() string { return "kernel" }
+
+// kernels returns the file it shows kernels from and their names.
+func (a *ShowKernel) kernels(l *Lesson) (string, []string) {
+	_, names, _ := a.names(l)
+	return a.File, names
+}
+
+// names returns the source of its file and the kernels it shows of it:
+// Names, or every version of the file's ladder.
+func (a *ShowKernel) names(l *Lesson) (nvrtc.Source, []string, error) {
+	src, err := kernelSource(l, a.File)
+	if err != nil || a.Names != nil {
+		return src, a.Names, err
+	}
+	vs, err := kernels.Ladder(src)
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	return src, names, err
+}
 
 // Do prints the kernels.
-func (a ShowKernel) Do(env *Env, l *Lesson, step string) error {
-	src, err := kernelSource(l, a.File)
+func (a *ShowKernel) Do(env *Env, l *Lesson, step string) error {
+	src, names, err := a.names(l)
 	if err != nil {
 		return err
-	}
-	names := a.Names
-	if names == nil {
-		vs, err := kernels.Ladder(src)
-		if err != nil {
-			return err
-		}
-		for _, v := range vs {
-			names = append(names, v.Name)
-		}
 	}
 	img, cerr := env.Compile(src)
 	for _, n := range names {

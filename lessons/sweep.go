@@ -31,23 +31,43 @@ type Sweep struct {
 }
 
 // Kind is "sweep".
-func (Sweep) Kind() string { return "sweep" }
+func (*Sweep) Kind() string { return "sweep" }
 
-// Do runs the sweep live, or replays the recorded one.
-func (s Sweep) Do(env *Env, l *Lesson, step string) error {
-	if !env.Live() {
-		if rs := env.replayed(l, step); len(rs) > 0 {
-			return s.show(env, l, step, rs)
-		}
-		return nil
-	}
-	rs, err := s.measure(env, l, step)
+// Do runs the sweep live, or replays the recorded one, and draws it.
+func (s *Sweep) Do(env *Env, l *Lesson, step string) error {
+	rs, err := env.LiveOr(func() ([]Result, error) { return s.measure(env, l, step) },
+		func() ([]Result, error) { return env.replayed(l, step), nil })
 	if len(rs) > 0 {
-		if serr := s.show(env, l, step, rs); err == nil {
+		if serr := s.draw(env, l, step, rs); err == nil {
 			err = serr
 		}
 	}
 	return err
+}
+
+// problems returns the problem it measures, the lesson's where it names
+// none.
+func (s *Sweep) problems(l *Lesson) []*Problem {
+	if p, err := problemOf(l, s.Problem); err == nil {
+		return []*Problem{p}
+	}
+	return nil
+}
+
+// swept returns the problem, impls, sizes and block sizes it measures.
+func (s *Sweep) swept() sweepShape { return sweepShape{s.Problem, s.Impls, s.Sizes, s.Blocks} }
+
+// figures names the figures it draws: the step's, and its memory and its
+// ladder where it draws them.
+func (s *Sweep) figures(step string) []string {
+	names := []string{step}
+	if s.Memory {
+		names = append(names, step+" memory")
+	}
+	if s.Ladder {
+		names = append(names, step+" ladder")
+	}
+	return names
 }
 
 type point struct {
@@ -56,7 +76,7 @@ type point struct {
 	block int
 }
 
-func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
+func (s *Sweep) points(env *Env, p *Problem) ([]point, error) {
 	impls, err := p.impls(s.Impls)
 	if err != nil {
 		return nil, err
@@ -93,7 +113,7 @@ func (s Sweep) points(env *Env, p *Problem) ([]point, error) {
 	return pts, nil
 }
 
-func (s Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
+func (s *Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return nil, err
@@ -260,29 +280,29 @@ func nothingFit(rs []Result) error {
 	return errors.New(oom.Detail)
 }
 
-// show prints the table and the terminal chart of rs and saves the figure.
-func (s Sweep) show(env *Env, l *Lesson, step string, rs []Result) error {
+// draw prints the table and the terminal chart of rs and saves the
+// figures, named as figures names them.
+func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return err
 	}
 	rs = env.withPeaks(p, rs)
-	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, env.source(rs))
+	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, ResultSet{Results: rs}.Source())
 	env.PrintTable(benchTable(p, rs))
 	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
 	}
-	var figs []plots.Figure
-	var names []string
-	figs, names = append(figs, s.Figure(p, rs)), append(names, step)
+	figs := []plots.Figure{s.Figure(p, rs)}
 	if s.Memory {
-		figs, names = append(figs, s.MemoryFigure(p, rs)), append(names, step+" memory")
+		figs = append(figs, s.MemoryFigure(p, rs))
 	}
 	if s.Ladder {
 		if bars, ok := LadderBars(p, rs); ok {
-			figs, names = append(figs, bars), append(names, step+" ladder")
+			figs = append(figs, bars) // the last figure: a ladder without bars leaves no gap in the names
 		}
 	}
+	names := s.figures(step)
 	for i, fig := range figs {
 		if err := env.Figure(l, names[i], fig); err != nil {
 			return err
@@ -356,7 +376,7 @@ func measuredOnly(rs []Result) []Result {
 // MemoryFigure draws the device memory each point held against its size,
 // on log axes, a line per impl; a size that did not fit is a cross at the
 // memory it would have needed.
-func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
+func (s *Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 	if s.Extra {
 		// Where a size did not fit, the cross is at what the impl would
 		// have needed beyond the problem's own memory.
@@ -383,7 +403,7 @@ func (s Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 // impl in the problem's order, and the measured ceiling dashed. A sweep at
 // one size draws bars, one per impl. A size that did not fit is a cross
 // along the x axis.
-func (s Sweep) Figure(p *Problem, rs []Result) plots.Figure {
+func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 	// The references: each peak of the results (one per precision), and
 	// for a memory-bound problem the copy measured in the same run; a
 	// library baseline is a series of its own.
@@ -440,7 +460,7 @@ func oneSize(rs []Result) bool {
 // lines plots y of each measured result against its size (or block size),
 // a line per impl in the problem's order; a size out of memory is a point
 // of the impl's OutOfMemory, at oomY.
-func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plots.Lines {
+func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plots.Lines {
 	fig := plots.Lines{
 		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
 		Subtitle: ResultSet{Results: rs}.Source(),
@@ -483,43 +503,4 @@ func (s Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plot
 		fig.Series = append(fig.Series, *bySeries[n])
 	}
 	return fig
-}
-
-// Figure shows fig (in the terminal, or in the notebook) and saves it
-// under env.PlotDir, named after the lesson and step: for a Run step that
-// draws what it measured.
-func (e *Env) Figure(l *Lesson, step string, fig plots.Figure) error {
-	if e.ShowFigure == nil {
-		e.printf("\n")
-	}
-	if err := e.figure(fig); err != nil {
-		return err
-	}
-	return savePlot(e, l, step, fig)
-}
-
-// savePlot writes fig under env.PlotDir, named after the lesson and step.
-func savePlot(env *Env, l *Lesson, step string, fig plots.Figure) error {
-	if env.PlotDir == "" {
-		return nil
-	}
-	name := l.Folder() + "-" + slug(step)
-	paths, err := plots.Save(fig, env.PlotDir, name)
-	if err != nil {
-		return err
-	}
-	env.printf("figure: %s\n", strings.Join(paths, ", "))
-	return nil
-}
-
-func slug(s string) string {
-	return strings.Trim(strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return '-'
-	}, s), "-")
 }

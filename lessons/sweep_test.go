@@ -30,6 +30,9 @@ func (f *fakeDev) Bench(b gpu.Bench) (gpu.Timing, error) {
 	return gpu.Timing{Device: []time.Duration{time.Millisecond}}, nil
 }
 
+// liveEnv is an Env on d, seen through v, as Open gives one on a GPU.
+func liveEnv(d gpu.Device, v View) *Env { return &Env{Session: newSession(d, nil), View: v} }
+
 type fakeCase struct{}
 
 func (fakeCase) Ops(Impl, gpu.Kernel, int) ([]gpu.Op, error) { return []gpu.Op{gpu.Memset{}}, nil }
@@ -43,18 +46,18 @@ func TestSweepStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
-	env := &Env{Dev: &fakeDev{}, Out: &out, Ctx: ctx, Progress: func(done, total int, what string) {
+	env := liveEnv(&fakeDev{}, View{Out: &out, Ctx: ctx, Progress: func(done, total int, what string) {
 		if done == 1 {
 			cancel() // the learner presses Ctrl-C during the second measurement
 		}
-	}}
+	}})
 	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
 		Impls:  []Impl{{Name: "lib", Library: true}},
 		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
 		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
 		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
-	sw := Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
+	sw := &Sweep{Title: "Fake", Sizes: []Size{{1e6}, {2e6}, {3e6}}, XLabel: "n"}
 	err := sw.Do(env, l, "Benchmark")
 	if !errors.Is(err, ErrStopped) {
 		t.Fatalf("Do = %v, want ErrStopped", err)
@@ -75,7 +78,7 @@ func TestSweepStopsOnCancel(t *testing.T) {
 // refused, with its reason, and does not fail the check.
 func TestCheckRefusesShapes(t *testing.T) {
 	var out bytes.Buffer
-	env := &Env{Dev: &fakeDev{}, Out: &out}
+	env := liveEnv(&fakeDev{}, View{Out: &out})
 	p := &Problem{Name: "fake", DType: "float32", Unit: "GB/s", Ceiling: CeilingCopy,
 		CheckSizes: []Size{{3}, {4}},
 		Impls: []Impl{{Name: "lib", Library: true, Requires: func(s Size) error {
@@ -88,7 +91,7 @@ func TestCheckRefusesShapes(t *testing.T) {
 		Memory: func(Size) Memory { return Memory{Device: 1 << 20} },
 		Work:   func(s Size) float64 { return float64(s[0]) }}
 	l := &Lesson{Slug: "fake", Problem: p}
-	if err := (CheckStep{}).Do(env, l, "Check"); err != nil {
+	if err := (&CheckStep{}).Do(env, l, "Check"); err != nil {
 		t.Fatalf("Do = %v, want nil (a refusal is not a failure)", err)
 	}
 	ok4 := false
@@ -156,7 +159,7 @@ func TestUploadPairFreesOnFailure(t *testing.T) {
 	a, b := []float32{1, 2}, []float32{3, 4}
 	for allocs := 0; allocs <= 3; allocs++ {
 		d := &memDev{allocs: allocs, live: map[gpu.DevicePtr]bool{}}
-		_, _, _, err := UploadPair(&Env{Dev: d}, a, b, 8)
+		_, _, _, err := UploadPair(liveEnv(d, View{}), a, b, 8)
 		switch {
 		case allocs < 3 && (err == nil || len(d.live) != 0):
 			t.Errorf("%d allocations allowed: err %v, %d left allocated; want an error and none", allocs, err, len(d.live))
@@ -197,9 +200,9 @@ func fakeProblem(sizes ...Size) *Problem {
 func TestTooLargeIsRefused(t *testing.T) {
 	var out bytes.Buffer
 	d := &smallDev{}
-	env := &Env{Dev: d, Out: &out}
+	env := liveEnv(d, View{Out: &out})
 	l := &Lesson{Slug: "fake", Problem: fakeProblem()}
-	err := Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	err := (&Sweep{Title: "Fake", Sizes: []Size{{1 << 33}}, XLabel: "n"}).Do(env, l, "Benchmark")
 	want := "fake add n=2^33 needs 96.0 GiB of device memory; 1.0 GiB is free"
 	if err == nil || err.Error() != want {
 		t.Errorf("sweep of one size too large = %v, want %q", err, want)
@@ -212,7 +215,7 @@ func TestTooLargeIsRefused(t *testing.T) {
 	}
 
 	out.Reset()
-	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}, {1 << 33}}, XLabel: "n"}.Do(env, l, "Benchmark")
+	err = (&Sweep{Title: "Fake", Sizes: []Size{{1 << 20}, {1 << 33}}, XLabel: "n"}).Do(env, l, "Benchmark")
 	if err != nil {
 		t.Errorf("sweep that reaches a size too large = %v, want nil", err)
 	}
@@ -241,10 +244,10 @@ func TestTimeOutSkipsTheRest(t *testing.T) {
 		}
 		return nil
 	}}
-	env := &Env{Dev: d, Out: &out}
+	env := liveEnv(d, View{Out: &out})
 	p := fakeProblem(Size{1}, Size{3}, Size{1000}, Size{1023})
 	l := &Lesson{Slug: "fake", Problem: p}
-	err := CheckStep{}.Do(env, l, "Check")
+	err := (&CheckStep{}).Do(env, l, "Check")
 	if !errors.Is(err, timeout) {
 		t.Fatalf("Do = %v, want the time-out", err)
 	}
@@ -277,7 +280,7 @@ func TestSweepFigures(t *testing.T) {
 		return Result{Variant: v, Size: Size{n}.String(), Dims: []int{n}, Throughput: gbs, Unit: "GB/s", MedianMs: 1, GPU: "G"}
 	}
 	oom := Result{Variant: "v1", Size: "n=8", Dims: []int{8}, Outcome: OutOfMemory, NeedMem: 3 << 20, Unit: "GB/s"}
-	sw := Sweep{Title: "Add"}
+	sw := &Sweep{Title: "Add"}
 	bars, ok := sw.Figure(p, []Result{at("v1", 4, 10), at("lib", 4, 20)}).(plots.Bars)
 	if !ok || strings.Join(bars.Groups, ",") != "v1,lib" || bars.Series[0].Values[1] != 20 {
 		t.Errorf("one size: %+v, want bars of v1 and lib", bars)
@@ -309,12 +312,12 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 	}
 	// The kernel is already loaded, as a session that ran it once has it:
 	// nothing here needs NVRTC.
-	env := &Env{Dev: d, Out: &bytes.Buffer{},
-		kernels: map[string]gpu.Kernel{src.Name + "\x00vadd_v1\x00" + src.Code: {}}}
+	env := liveEnv(d, View{Out: &bytes.Buffer{}})
+	env.kernels[src.Name+"\x00vadd_v1\x00"+src.Code] = gpu.Kernel{}
 	p := fakeProblem()
 	p.Kernels, p.Impls = "vector_add.cu", []Impl{{Name: "vadd_v1"}}
 	l := &Lesson{Slug: "fake", Problem: p}
-	err = Sweep{Title: "Fake", Sizes: []Size{{1 << 20}}, Blocks: []int{64, 128, 256}, XLabel: "threads per block"}.Do(env, l, "Blocks")
+	err = (&Sweep{Title: "Fake", Sizes: []Size{{1 << 20}}, Blocks: []int{64, 128, 256}, XLabel: "threads per block"}).Do(env, l, "Blocks")
 	if !errors.Is(err, timeout) {
 		t.Fatalf("Do = %v, want the time-out", err)
 	}
@@ -331,7 +334,7 @@ func TestBlockSweepSkipsKeepTheirBlock(t *testing.T) {
 // sizes have as many numbers, once to sweeps that would measure the same,
 // and a size no sweep takes is refused before anything runs.
 func TestSizeSweepsRouteSizes(t *testing.T) {
-	sweep := func(sizes ...Size) Action { return Sweep{Title: "Fake", Sizes: sizes, XLabel: "n"} }
+	sweep := func(sizes ...Size) Action { return &Sweep{Title: "Fake", Sizes: sizes, XLabel: "n"} }
 	l := &Lesson{Slug: "fake", Problem: fakeProblem(), Steps: []Step{
 		{Title: "Small", Action: sweep(Size{1 << 10})},
 		{Title: "Large", Action: sweep(Size{1 << 20})}, // measures what Small does
@@ -348,7 +351,7 @@ func TestSizeSweepsRouteSizes(t *testing.T) {
 		{sizes: []Size{{4096}, {1, 2, 3}}, err: "lessons: a size of fake has 1 or 2 numbers, not 3 (1x2x3)"},
 	} {
 		var out bytes.Buffer
-		env := &Env{Dev: &smallDev{}, Out: &out, Sizes: tc.sizes}
+		env := liveEnv(&smallDev{}, View{Out: &out, Sizes: tc.sizes})
 		err := l.sizeSweeps(env)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {

@@ -87,9 +87,9 @@ func (l *Lesson) launchedBy(name string) (*Problem, []Impl) {
 // its largest check size.
 func (l *Lesson) benchSize(p *Problem) Size {
 	for i := range l.Steps {
-		if sw, ok := l.sizeSweep(i); ok && len(sw.Sizes) > 0 {
-			if q, err := problemOf(l, sw.Problem); err == nil && q == p {
-				return sw.Sizes[len(sw.Sizes)-1]
+		if _, sw, ok := l.sizeSweep(i); ok && len(sw.sizes) > 0 {
+			if q, err := problemOf(l, sw.problem); err == nil && q == p {
+				return sw.sizes[len(sw.sizes)-1]
 			}
 		}
 	}
@@ -146,14 +146,6 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 // yours marks a result measured with the learner's kernel.
 const yours = " (yours)"
 
-// ValidBlock says why b threads per block cannot be launched, or nil.
-func ValidBlock(b int) error {
-	if b < 1 || b > 1024 {
-		return fmt.Errorf("lessons: %d threads per block: a block holds 1 to 1024", b)
-	}
-	return nil
-}
-
 // in returns src with the learner's function in place of the course's
 // kernel, under a name that says whose it is, and with src's headers;
 // src itself where they changed nothing.
@@ -200,15 +192,14 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 		return e.verdictErr(v) // nil when compiled only: the verdict said why
 	}
 	v.Judged = true
-	e.edit = &ed
+	theirs := e.withEdit(ed)
 	for _, im := range ims {
-		rs, err := checkImpl(e, l, p, "check", im, gpu.Kernel{}, len(v.Results), len(ims)*len(p.CheckSizes))
+		rs, err := checkImpl(theirs, l, p, "check", im, gpu.Kernel{}, len(v.Results), len(ims)*len(p.CheckSizes))
 		v.Results = append(v.Results, rs...)
 		if err != nil && v.Err == nil {
 			v.Err = err
 		}
 	}
-	e.edit = nil
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(v.Results))
 	if err := e.verdictErr(e.verdict(v)); err != nil {
@@ -224,9 +215,7 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 		if err != nil {
 			return err
 		}
-		e.edit = &ed
-		r, err := benchPoint(e, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
-		e.edit = nil
+		r, err := benchPoint(theirs, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
 		if err != nil {
 			return err
 		}
@@ -249,28 +238,29 @@ func (e *Env) verdictErr(v Verdict) error {
 	return nil
 }
 
-// stepLaunching returns the index of the Run step that launches kernel
-// name.
+// stepLaunching returns the index of the step that launches kernel name
+// itself.
 func (l *Lesson) stepLaunching(name string) (int, bool) {
 	for i, s := range l.Steps {
-		if r, ok := s.Action.(Run); ok && r.Kernel == name {
+		if k, _, _ := launchOf(s.Action); k != "" && k == name {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// RunEdited runs step i (from 0) of l, a Run that launches ed's kernel,
-// with the learner's kernel and launch in place of the course's: the
-// step's own checks judge it, and what the step shows is theirs. The
-// course's kernel as the course launches it runs the step as written.
+// RunEdited runs step i (from 0) of l, a step that launches ed's kernel
+// itself (a Run with a Kernel), with the learner's kernel and launch in
+// place of the course's: the step's own checks judge it, and what the
+// step shows is theirs. The course's kernel as the course launches it
+// runs the step as written.
 func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 	if i < 0 || i >= len(l.Steps) {
 		return fmt.Errorf("lessons: %s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
 	}
 	step := l.Steps[i]
-	r, ok := step.Action.(Run)
-	if !ok || r.Kernel == "" || r.Kernel != ed.Kernel {
+	kernel, block, size := launchOf(step.Action)
+	if kernel == "" || kernel != ed.Kernel {
 		return fmt.Errorf("lessons: %s step %d, %q, does not launch %s", l.Slug, i+1, step.Title, ed.Kernel)
 	}
 	orig, err := l.KernelSource(ed.Kernel)
@@ -278,16 +268,16 @@ func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 		return err
 	}
 	if ed.Block == 0 {
-		ed.Block = r.Block
+		ed.Block = block
 	}
 	if ed.Size == nil {
-		ed.Size = r.Size
+		ed.Size = size
 	}
 	sameCode := strings.TrimSpace(ed.Code) == strings.TrimSpace(orig)
-	if sameCode && ed.Block == r.Block && ed.Size.String() == r.Size.String() {
-		return r.Do(e, l, step.Title)
+	if sameCode && ed.Block == block && ed.Size.String() == size.String() {
+		return step.Action.Do(e, l, step.Title)
 	}
-	if err := ed.valid(len(r.Size)); err != nil {
+	if err := ed.valid(len(size)); err != nil {
 		return err
 	}
 	what := "your " + ed.Kernel
@@ -295,9 +285,7 @@ func (e *Env) RunEdited(l *Lesson, i int, ed Edit) error {
 		what = "the course's " + ed.Kernel
 	}
 	e.printf("Running %s: blocks of %d threads, size %s.\n", what, ed.Block, SizeArg(ed.Size))
-	e.edit = &ed
-	defer func() { e.edit = nil }()
-	return r.Do(e, l, step.Title)
+	return step.Action.Do(e.withEdit(ed), l, step.Title)
 }
 
 // VerdictError is a learner's kernel that failed its checks; the verdict
@@ -327,50 +315,58 @@ func (e *Env) benchBeside(l *Lesson, ed Edit, yours nvrtc.Source) error {
 // StepKernels lists the kernels step i (from 0) shows, where it is a step
 // that shows kernels: the ones it names, or every version of its file.
 func (l *Lesson) StepKernels(i int) []string {
-	a, ok := l.Steps[i].Action.(ShowKernel)
-	if !ok {
-		return nil
-	}
-	if a.Names != nil {
-		return a.Names
-	}
-	src, err := kernelSource(l, a.File)
-	if err != nil {
-		return nil
-	}
-	vs, _ := kernels.Ladder(src)
-	var out []string
-	for _, v := range vs {
-		out = append(out, v.Name)
-	}
-	return out
+	_, names, _ := kernelsOf(l.Steps[i].Action, l)
+	return names
+}
+
+// StepLaunch returns the kernel step i (from 0) launches itself, and the
+// threads per block and the size it launches it with, where it is such a
+// step (a Run with a Kernel): a notebook shows the three in the step's
+// cell for the learner to change (RunEdited).
+func (l *Lesson) StepLaunch(i int) (kernel string, block int, size Size, ok bool) {
+	kernel, block, size = launchOf(l.Steps[i].Action)
+	return kernel, block, size, kernel != ""
 }
 
 // StepSizes returns the sizes step i (from 0) measures, where it is a
 // sweep over sizes.
 func (l *Lesson) StepSizes(i int) ([]Size, bool) {
-	sw, ok := l.sizeSweep(i)
-	if !ok {
-		return nil, false
+	if _, sw, ok := l.sizeSweep(i); ok {
+		return sw.sizes, true
 	}
-	return sw.Sizes, true
+	return nil, false
 }
 
 // StepBlocks returns the threads per block step i (from 0) measures, and
 // its one size, where it is a sweep over block sizes.
 func (l *Lesson) StepBlocks(i int) ([]int, Size, bool) {
-	sw, ok := l.Steps[i].Action.(Sweep)
-	if !ok || len(sw.Blocks) == 0 {
-		return nil, nil, false
+	if a, ok := sweepOf(l.Steps[i].Action); ok {
+		if sw := a.swept(); len(sw.blocks) > 0 {
+			return sw.blocks, sw.sizes[0], true
+		}
 	}
-	return sw.Blocks, sw.Sizes[0], true
+	return nil, nil, false
 }
 
-// sizeSweep returns step i's sweep where it is one over sizes, not over
-// threads per block.
-func (l *Lesson) sizeSweep(i int) (Sweep, bool) {
-	sw, ok := l.Steps[i].Action.(Sweep)
-	return sw, ok && len(sw.Blocks) == 0
+// StepFigures names the figures step i (from 0) draws of what it
+// measured, where it draws any (a sweep): each is saved under
+// Env.PlotDir, named after the lesson's folder and the figure's name.
+func (l *Lesson) StepFigures(i int) []string {
+	if d, ok := drawerOf(l.Steps[i].Action); ok {
+		return d.figures(l.Steps[i].Title)
+	}
+	return nil
+}
+
+// sizeSweep returns step i's action and what it sweeps, where it is a
+// sweep over sizes, not over threads per block.
+func (l *Lesson) sizeSweep(i int) (sweeper, sweepShape, bool) {
+	a, ok := sweepOf(l.Steps[i].Action)
+	if !ok {
+		return nil, sweepShape{}, false
+	}
+	sw := a.swept()
+	return a, sw, len(sw.blocks) == 0
 }
 
 // SizeArg writes s as a learner types a size: "2^26" for a power of two,

@@ -143,15 +143,15 @@ func Generate(l *lessons.Lesson) ([]byte, error) {
 func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 	const head = "import \"cudarepl/notebook\"\n\n%%\n"
 	var cells []string
-	if r, ok := l.Steps[i].Action.(lessons.Run); ok && r.Kernel != "" {
-		src, err := editable(l, r.Kernel)
+	if kernel, block, size, ok := l.StepLaunch(i); ok {
+		src, err := editable(l, kernel)
 		if err != nil {
 			return nil, err
 		}
 		return []string{head + fmt.Sprintf("// The kernel this step runs, the course's %s, and its launch. Change them and run the cell:\n"+
 			"// the step runs your version and its checks judge it.\n"+
 			"block, size := %d, %q\nkernel := `%s`\nnotebook.StepWith(%q, %d, %q, kernel, block, size)",
-			r.Kernel, r.Block, lessons.SizeArg(r.Size), src, l.Slug, i+1, r.Kernel)}, nil
+			kernel, block, lessons.SizeArg(size), src, l.Slug, i+1, kernel)}, nil
 	}
 	for _, name := range l.StepKernels(i) {
 		block, size, ok := l.Tryable(name)

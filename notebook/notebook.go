@@ -143,7 +143,7 @@ func (c *Cell) env() (*lessons.Env, func(), error) {
 	if c.Env != nil {
 		return c.Env, func() {}, nil
 	}
-	env, err := lessons.Open(lessons.Options{Out: out, Width: 100, ShowTable: c.Table, ShowFigure: c.Figure})
+	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: out, Width: 100, ShowTable: c.Table, ShowFigure: c.Figure}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,8 +242,9 @@ func (c *Cell) Bench(slug string, n int, sizes ...string) error {
 			if !env.Live() {
 				fmt.Fprintf(env.Out, "No GPU here: replay shows the sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
 			}
-			env.Sizes = parsed
-			defer func() { env.Sizes = nil }() // this cell's sizes, not the next cell's
+			v := env.View
+			v.Sizes = parsed
+			env = env.WithView(v) // this cell's sizes, not the next cell's
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)
@@ -277,8 +278,9 @@ func (c *Cell) Blocks(slug string, n int, blocks ...int) error {
 			if !env.Live() {
 				fmt.Fprintf(env.Out, "No GPU here: replay shows the block sizes recorded on the reference GPU; yours would be measured on a GPU.\n")
 			}
-			env.Blocks = blocks
-			defer func() { env.Blocks = nil }() // this cell's blocks, not the next cell's
+			v := env.View
+			v.Blocks = blocks
+			env = env.WithView(v) // this cell's blocks, not the next cell's
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)

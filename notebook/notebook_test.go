@@ -103,7 +103,7 @@ func TestGenerateShape(t *testing.T) {
 func TestRunReplay(t *testing.T) {
 	l, _ := lessons.Find("vector-add")
 	nb, _ := Generate(l)
-	env := &lessons.Env{NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), Workspace: t.TempDir()}
+	env := lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), lessons.View{Workspace: t.TempDir()})
 	out, err := Run(nb, env)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestRunReportsFailedSteps(t *testing.T) {
 	if bytes.Equal(broken, nb) {
 		t.Fatal("the vector-add notebook has no step-2 cell to break")
 	}
-	env := &lessons.Env{NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), Workspace: t.TempDir()}
+	env := lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), lessons.View{Workspace: t.TempDir()})
 	out, err := Run(broken, env)
 	var failed StepErrors
 	if !errors.As(err, &failed) || len(failed) != 1 || !strings.Contains(err.Error(), "vector-add step 99") {
@@ -171,7 +171,7 @@ func TestRunReportsFailedSteps(t *testing.T) {
 
 func TestStepErrors(t *testing.T) {
 	var out bytes.Buffer
-	c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU")}}
+	c := &Cell{Out: &out, Env: lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out})}
 	tests := []struct {
 		err  error
 		want string
@@ -195,7 +195,7 @@ func TestFuseInReplay(t *testing.T) {
 		t.Skipf("needs NVRTC: %v", err)
 	}
 	var out bytes.Buffer
-	c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU")}}
+	c := &Cell{Out: &out, Env: lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out})}
 	if err := c.Fuse("relu(a*b - c)", 1<<20); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestTryInReplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU"), Workspace: t.TempDir()}}
+		c := &Cell{Out: &out, Env: lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out, Workspace: t.TempDir()})}
 		err := c.Try("vector-add", "vadd_v1", tt.code, tt.block, "2^26")
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%s: Try = %v, want %q", tt.desc, err, tt.wantErr)
@@ -297,7 +297,7 @@ func TestEditedStepInReplay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		c := &Cell{Out: &out, Env: &lessons.Env{Out: &out, NoGPU: errors.New("no GPU"), Workspace: t.TempDir()}}
+		c := &Cell{Out: &out, Env: lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out, Workspace: t.TempDir()})}
 		err := tt.run(c)
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%s: %v, want %q", tt.desc, err, tt.wantErr)
@@ -312,7 +312,7 @@ func TestEditedStepInReplay(t *testing.T) {
 // are that cell's; the next cell, of another sweep, runs at its own.
 func TestSizesStayInTheirCell(t *testing.T) {
 	var out bytes.Buffer
-	env := &lessons.Env{Out: &out, NoGPU: errors.New("no GPU"), Workspace: t.TempDir()}
+	env := lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out, Workspace: t.TempDir()})
 	c := &Cell{Out: &out, Env: env}
 	if err := c.Bench("transfers", 5, "2^12"); err != nil {
 		t.Fatal(err)

@@ -100,13 +100,14 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 		return nil, nil
 	}
 	rec := &recorder{}
-	env.Out = rec
-	env.ShowTable = func(t *lessons.Table) {
+	v := env.View // the cell's output, in a copy of env: the next cell has its own
+	v.Out = rec
+	v.ShowTable = func(t *lessons.Table) {
 		var txt bytes.Buffer
 		t.Write(&txt)
 		rec.display(map[string]any{"text/html": lines(t.HTML()), "text/plain": lines(txt.String())})
 	}
-	env.ShowFigure = func(f plots.Figure) error {
+	v.ShowFigure = func(f plots.Figure) error {
 		png, err := plots.Encode(f, "png")
 		if err != nil {
 			return err
@@ -114,7 +115,7 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 		rec.display(map[string]any{"image/png": base64.StdEncoding.EncodeToString(png), "text/plain": []string{"<figure>"}})
 		return nil
 	}
-	c := &Cell{Out: rec, Env: env}
+	c := &Cell{Out: rec, Env: env.WithView(v)}
 	var err, stepErr error
 	switch m, k, tr, w, b, bl := stepCall.FindStringSubmatch(src), checkCall.FindStringSubmatch(src), tryCall.FindStringSubmatch(src),
 		withCall.FindStringSubmatch(src), benchCall.FindStringSubmatch(src), blocksCall.FindStringSubmatch(src); {

@@ -173,7 +173,7 @@ func TestExecutedByRunValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &lessons.Env{NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), Workspace: t.TempDir()}
+	env := lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), lessons.View{Workspace: t.TempDir()})
 	out, err := notebook.Run(src, env)
 	if err != nil {
 		t.Fatal(err)

@@ -278,9 +278,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if *jsonPath != "" && !s.env.Live() {
 		return fmt.Errorf("--json: no GPU here (%v), so nothing would be measured", s.env.NoGPU)
 	}
-	s.env.Sizes = sizes
+	v := s.env.View
+	v.Sizes = sizes
 	fmt.Fprintln(stdout, s.banner())
-	err = measure(s.env)
+	err = measure(s.env.WithView(v))
 	if *jsonPath != "" && len(s.env.Results.Results) > 0 {
 		// Written even after a failure, so that a long run is not lost.
 		if werr := lessons.WriteResults(*jsonPath, s.env.Results); werr != nil {

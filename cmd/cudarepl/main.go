@@ -87,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // cmdDevice prints the device table, or the one sentence saying why there is
 // no GPU; both are normal outcomes.
 func cmdDevice(stdout, stderr io.Writer) int {
-	env, err := lessons.Open(lessons.Options{Out: stdout, Stderr: stderr})
+	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
 		return 1

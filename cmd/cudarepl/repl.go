@@ -33,7 +33,7 @@ type repl struct {
 // command is one thing the REPL understands.
 type command struct {
 	name, args, short, long string
-	run                     func(r *repl, args []string) error
+	run                     func(r *repl, env *lessons.Env, args []string) error
 }
 
 // commands, in the order help lists them.
@@ -41,11 +41,11 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"help", "[command]", "list the commands, or explain one", "", (*repl).help},
-		{"lessons", "", "list the lessons", "", func(r *repl, _ []string) error { writeLessonList(r.out); return nil }},
+		{"help", "[command]", "list the commands, or explain one", "", func(r *repl, _ *lessons.Env, args []string) error { return r.help(args) }},
+		{"lessons", "", "list the lessons", "", func(r *repl, _ *lessons.Env, _ []string) error { writeLessonList(r.out); return nil }},
 		{"open", "<lesson>", "open a lesson at its first step", "A lesson is named by its slug, its number, or the start of its slug: 'open 2', 'open vector'.", (*repl).open},
-		{"next", "", "go to the next step and run it", "", func(r *repl, _ []string) error { return r.goTo(r.step + 1) }},
-		{"prev", "", "go to the previous step and run it", "", func(r *repl, _ []string) error { return r.goTo(r.step - 1) }},
+		{"next", "", "go to the next step and run it", "", func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step+1) }},
+		{"prev", "", "go to the previous step and run it", "", func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step-1) }},
 		{"step", "<n>", "go to step n and run it", "", (*repl).stepCmd},
 		{"show", "[kernel [<name>]]", "show the step's prose again, or a kernel's source", "'show kernel' lists the lesson's kernels; 'show kernel NAME' shows one with its registers and shared memory, or a __device__ helper the kernels call.", (*repl).show},
 		{"run", "[<variant>]", "run the step again, or check one variant", "With a variant (any the lesson's steps run; quote a name with spaces or not), runs it once at every check size and checks every element against the CPU reference.", (*repl).runCmd},
@@ -54,7 +54,7 @@ func init() {
 		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
 		{"edit", "[kernel <name>]", "edit your copy of the exercise, or of a kernel, then check it", "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.", (*repl).edit},
 		{"fuse", "[--n SIZE] <expression>", "fuse an elementwise expression into one kernel, check it and time it", "Writes the expression over named fp32 inputs (+ - * /, numbers, and abs cos exp log max min pow relu sigmoid sin sqrt tanh) as one kernel and as one kernel an operation, compiles both with NVRTC, and on a GPU checks both against the expression in float64 and times them beside the device-to-device copy, at 2^26 elements unless --n says otherwise: 'fuse sigmoid(a + b*c)'.", (*repl).fuse},
-		{"device", "", "describe the GPU", "", func(r *repl, _ []string) error { return r.device() }},
+		{"device", "", "describe the GPU", "", func(r *repl, env *lessons.Env, _ []string) error { return r.device(env) }},
 		{"mem", "", "show free and total GPU memory", "", (*repl).mem},
 		{"quit", "", "leave (Ctrl-D also does)", "", nil},
 	}
@@ -183,12 +183,12 @@ func (r *repl) exec(fields []string) {
 		case <-done:
 		}
 	}()
-	r.s.env.Ctx = ctx
-	err := c.run(r, fields[1:])
+	v := r.s.env.View
+	v.Ctx = ctx // this command's Ctrl-C, carried by a copy of the session's env
+	err := c.run(r, r.s.env.WithView(v), fields[1:])
 	close(done)
 	signal.Stop(sig)
 	cancel()
-	r.s.env.Ctx = nil
 	switch {
 	case errors.Is(err, lessons.ErrStopped):
 		fmt.Fprintln(r.out, "stopped")
@@ -225,7 +225,7 @@ func (r *repl) needLesson() (*lessons.Lesson, error) {
 	return r.lesson, nil
 }
 
-func (r *repl) open(args []string) error {
+func (r *repl) open(env *lessons.Env, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: open <lesson>")
 	}
@@ -234,11 +234,11 @@ func (r *repl) open(args []string) error {
 		return err
 	}
 	r.lesson, r.step = l, 0
-	l.Header(r.s.env)
-	return r.goTo(0)
+	l.Header(env)
+	return r.goTo(env, 0)
 }
 
-func (r *repl) goTo(i int) error {
+func (r *repl) goTo(env *lessons.Env, i int) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
@@ -250,10 +250,10 @@ func (r *repl) goTo(i int) error {
 		return fmt.Errorf("that was the last step of %s; 'lessons' shows what comes next", l.Slug)
 	}
 	r.step = i
-	return l.RunStep(r.s.env, i)
+	return l.RunStep(env, i)
 }
 
-func (r *repl) stepCmd(args []string) error {
+func (r *repl) stepCmd(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
@@ -265,10 +265,10 @@ func (r *repl) stepCmd(args []string) error {
 	if err != nil || n < 1 || n > len(l.Steps) {
 		return fmt.Errorf("step %q: %s has steps 1 to %d", args[0], l.Slug, len(l.Steps))
 	}
-	return r.goTo(n - 1)
+	return r.goTo(env, n-1)
 }
 
-func (r *repl) show(args []string) error {
+func (r *repl) show(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
@@ -281,29 +281,29 @@ func (r *repl) show(args []string) error {
 	if args[0] != "kernel" || len(args) > 2 {
 		return errors.New("usage: show [kernel [<name>]]")
 	}
-	return l.ShowKernel(r.s.env, strings.Join(args[1:], " "))
+	return l.ShowKernel(env, strings.Join(args[1:], " "))
 }
 
-func (r *repl) runCmd(args []string) error {
+func (r *repl) runCmd(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
 	}
 	if len(args) > 0 {
 		// A name with spaces ("conv alone") may be typed quoted or not.
-		return l.RunVariant(r.s.env, strings.Join(args, " "))
+		return l.RunVariant(env, strings.Join(args, " "))
 	}
 	s := l.Steps[r.step]
 	if s.Action == nil {
 		return fmt.Errorf("step %d (%s) has nothing to run; 'next' moves on", r.step+1, s.Title)
 	}
-	return s.Action.Do(r.s.env, l, s.Title)
+	return s.Action.Do(env, l, s.Title)
 }
 
 // check takes the command line's flags. With no file or lesson it checks
 // the open lesson's versions, or at the exercise step judges the learner's
 // copy; "check FILE.cu" judges any file.
-func (r *repl) check(args []string) error {
+func (r *repl) check(env *lessons.Env, args []string) error {
 	c, err := parseCheck(args, "", r.out)
 	if err != nil {
 		return err
@@ -316,15 +316,15 @@ func (r *repl) check(args []string) error {
 		c.lesson = l.Slug
 		at := l.Steps[r.step].Action
 		if c.file == "" && at != nil && at.Kind() == "exercise" {
-			if c.file, _, err = l.Exercise.Prepare(r.s.env, l); err != nil {
+			if c.file, _, err = l.Exercise.Prepare(env, l); err != nil {
 				return err
 			}
 		}
 	}
-	return runCheck(r.s.env, c, r.out)
+	return runCheck(env, c, r.out)
 }
 
-func (r *repl) bench(args []string) error {
+func (r *repl) bench(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
@@ -333,26 +333,26 @@ func (r *repl) bench(args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(sizes) > 0 && !r.s.env.Live() {
+	if len(sizes) > 0 && !env.Live() {
 		fmt.Fprintf(r.out, "No GPU here: replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.\n", strings.Join(args, ", "))
 	}
-	r.s.env.Sizes = sizes
-	defer func() { r.s.env.Sizes = nil }()
-	return l.BenchAll(r.s.env)
+	v := env.View
+	v.Sizes = sizes
+	return l.BenchAll(env.WithView(v))
 }
 
-func (r *repl) plot(args []string) error {
+func (r *repl) plot(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
 	}
-	return l.Plot(r.s.env)
+	return l.Plot(env)
 }
 
 // edit opens the learner's copy of the exercise in their editor and judges
 // it; "edit kernel NAME" does the same with a copy of one of the lesson's
 // kernels, which is then checked like the course's and timed beside it.
-func (r *repl) edit(args []string) error {
+func (r *repl) edit(env *lessons.Env, args []string) error {
 	l, err := r.needLesson()
 	if err != nil {
 		return err
@@ -361,24 +361,24 @@ func (r *repl) edit(args []string) error {
 		if args[0] != "kernel" || len(args) != 2 {
 			return errors.New("usage: edit [kernel <name>]")
 		}
-		return r.editKernel(l, args[1])
+		return r.editKernel(env, l, args[1])
 	}
 	if l.Exercise == nil {
 		return fmt.Errorf("%s has no exercise; 'edit kernel NAME' edits a copy of one of its kernels", l.Slug)
 	}
-	path, _, err := l.Exercise.Prepare(r.s.env, l)
+	path, _, err := l.Exercise.Prepare(env, l)
 	if err != nil {
 		return err
 	}
 	if err := runEditor(path, "check "+path); err != nil {
 		return err
 	}
-	return runCheck(r.s.env, checkArgs{lesson: l.Slug, file: path}, r.out)
+	return runCheck(env, checkArgs{lesson: l.Slug, file: path}, r.out)
 }
 
 // editKernel edits the learner's copy of kernel name, then tries it.
-func (r *repl) editKernel(l *lessons.Lesson, name string) error {
-	path, created, err := l.KernelCopy(r.s.env, name)
+func (r *repl) editKernel(env *lessons.Env, l *lessons.Lesson, name string) error {
+	path, created, err := l.KernelCopy(env, name)
 	if err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func (r *repl) editKernel(l *lessons.Lesson, name string) error {
 	if err != nil {
 		return err
 	}
-	err = r.s.env.TryEdit(l, lessons.Edit{Kernel: name, Code: string(code)})
+	err = env.TryEdit(l, lessons.Edit{Kernel: name, Code: string(code)})
 	if errors.Is(err, lessons.ErrUnchanged) {
 		fmt.Fprintf(r.out, "%s is the course's %s as it was: change it, then 'edit kernel %s' again.\n", path, name, name)
 		return nil
@@ -421,7 +421,7 @@ func runEditor(path, again string) error {
 	return nil
 }
 
-func (r *repl) fuse(args []string) error {
+func (r *repl) fuse(env *lessons.Env, args []string) error {
 	n := fusecmd.Elements
 	if len(args) >= 2 && args[0] == "--n" {
 		sizes, err := lessons.ParseSizes(args[1:2])
@@ -436,15 +436,15 @@ func (r *repl) fuse(args []string) error {
 	if len(args) == 0 {
 		return errors.New("fuse: give an expression, like: fuse sigmoid(a + b*c)")
 	}
-	return fusecmd.Run(r.s.env, strings.Join(args, " "), n)
+	return fusecmd.Run(env, strings.Join(args, " "), n)
 }
 
-func (r *repl) device() error {
-	r.s.env.WriteDevice(r.out)
+func (r *repl) device(env *lessons.Env) error {
+	env.WriteDevice(r.out)
 	return nil
 }
 
-func (r *repl) mem(args []string) error { return r.s.env.WriteMem(r.out) }
+func (r *repl) mem(env *lessons.Env, args []string) error { return env.WriteMem(r.out) }
 
 // completer completes commands, lesson names, variants and step numbers.
 func (r *repl) completer() readline.AutoCompleter {

@@ -178,10 +178,10 @@ func TestREPLExercise(t *testing.T) {
 func TestREPLCtrlCStopsACommand(t *testing.T) {
 	workspace(t)
 	started := make(chan struct{})
-	commands = append(commands, command{name: "wait", run: func(r *repl, _ []string) error {
+	commands = append(commands, command{name: "wait", run: func(r *repl, env *lessons.Env, _ []string) error {
 		close(started)
 		select {
-		case <-r.s.env.Ctx.Done():
+		case <-env.Ctx.Done():
 			return lessons.ErrStopped
 		case <-time.After(10 * time.Second):
 			return errors.New("not stopped")

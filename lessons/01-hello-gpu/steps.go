@@ -31,10 +31,6 @@ func deviceTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	threads, size := env.Launch()
 	n := size[0]
-	if !env.Live() {
-		fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d threads, in blocks of %d, on a GPU.\n", n, threads)
-		return nil
-	}
 	src, _ := kernels.Source("hello.cu")
 	k, err := env.Kernel(src, "where_am_i")
 	if err != nil {
@@ -64,6 +60,13 @@ func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index, and nothing past the end. %d blocks ran on %d different SMs of %d.\n",
 		n, blocks, len(distinct), env.Dev.Info().SMs)
+	return nil
+}
+
+// whereAmIReplay says what whereAmI does on a GPU.
+func whereAmIReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+	threads, size := env.Launch()
+	fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d threads, in blocks of %d, on a GPU.\n", size[0], threads)
 	return nil
 }
 
@@ -140,22 +143,26 @@ func gbps(bytesPerSecond float64) string {
 
 // ceilings measures (or replays) the copy and GEMM ceilings.
 func ceilings(env *lessons.Env, l *lessons.Lesson, step string) error {
-	var rs []lessons.Result
-	if env.Live() {
+	rs, err := env.LiveOr(func() ([]lessons.Result, error) {
+		var rs []lessons.Result
 		for _, name := range []string{lessons.CeilingCopy, ceilingSGEMM, ceilingHGEMM} {
 			r, err := env.Ceiling(name)
 			if err != nil {
-				return err
+				return rs, err
 			}
 			r.Lesson, r.Step = l.Slug, step
 			rs = append(rs, env.Record(r))
 		}
-	} else {
-		rs = l.Recorded().Filter(step, "ceiling")
+		return rs, nil
+	}, func() ([]lessons.Result, error) {
+		rs := l.Recorded().Filter(step, "ceiling")
 		if len(rs) == 0 {
 			fmt.Fprintf(env.Out, "No GPU here (%v), and no ceilings were recorded.\n", env.NoGPU)
-			return nil
 		}
+		return rs, nil
+	})
+	if err != nil || len(rs) == 0 {
+		return err
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Unit < rs[j].Unit })
 	fmt.Fprintf(env.Out, "Baselines measured %s\n", lessons.ResultSet{Results: rs}.Source())

@@ -25,22 +25,32 @@ func writeLaunchTable(w io.Writer, block int, sizes []int) {
 	}
 }
 
+// unguarded says how vadd_unguarded is launched on n = 1000 (or the
+// learner's launch), and returns the launch.
+func unguarded(env *lessons.Env) (block, n, grid int) {
+	block, size := env.Launch()
+	n = size[0]
+	grid = gpu.Blocks(n, block)
+	fmt.Fprintf(env.Out, "vadd_unguarded, n = %d: %d blocks of %d = %d threads, %d of them spare.\n", n, grid, block, grid*block, grid*block-n)
+	return block, n, grid
+}
+
+// boundsCheckReplay says what boundsCheck finds on a GPU.
+func boundsCheckReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+	unguarded(env)
+	fmt.Fprintf(env.Out, "No GPU here: on a GPU, each spare thread writes one element past the end of c.\n")
+	return nil
+}
+
 // boundsCheck runs vadd_unguarded on n = 1000 and shows what it overwrote.
 func boundsCheck(env *lessons.Env, l *lessons.Lesson, step string) error {
-	block, size := env.Launch()
-	n := size[0]
-	grid := gpu.Blocks(n, block)
-	fmt.Fprintf(env.Out, "vadd_unguarded, n = %d: %d blocks of %d = %d threads, %d of them spare.\n", n, grid, block, grid*block, grid*block-n)
-	if !env.Live() {
-		fmt.Fprintf(env.Out, "No GPU here: on a GPU, each spare thread writes one element past the end of c.\n")
-		return nil
-	}
+	block, n, grid := unguarded(env)
 	src, _ := kernels.Source("vector_add.cu")
 	k, err := env.Kernel(src, "vadd_unguarded")
 	if err != nil {
 		return err
 	}
-	c, err := env.RunOnce(l.Problem, size, lessons.Impl{Name: "vadd_unguarded"}, k, block)
+	c, err := env.RunOnce(l.Problem, lessons.Size{n}, lessons.Impl{Name: "vadd_unguarded"}, k, block)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func init() {
 		Number: 3, Slug: "transfers", Files: files, Kernels: kernelFile, Problem: copyProblem(),
 		Exercise: &lessons.Exercise{
 			File: "pipeline.sched", Kernel: "schedule", Like: pipelined, Bench: lessons.Size{pipeN, 4},
-			What: "schedule", Plan: readSchedule, Show: showSchedule,
+			What: "schedule", Plan: schedules,
 			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
 				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
 				"and the device's stream waits for every stream before y is read.",
@@ -82,19 +82,19 @@ func init() {
 			{File: "short.sched", Want: "chunk 31 is never copied in"},
 		},
 		Actions: map[string]lessons.Action{
-			"The link":  lessons.Run{Name: "measure", F: link},
-			"Zero-copy": lessons.ShowKernel{Names: []string{"read_mapped"}},
-			"Check":     lessons.CheckStep{More: []*lessons.Problem{pipe}},
-			"Copies by size": lessons.Sweep{Title: "Host↔device copies", XLabel: "bytes copied",
+			"The link":  &lessons.Run{Name: "measure", F: link},
+			"Zero-copy": &lessons.ShowKernel{Names: []string{"read_mapped"}},
+			"Check":     &lessons.CheckStep{More: []*lessons.Problem{pipe}},
+			"Copies by size": &lessons.Sweep{Title: "Host↔device copies", XLabel: "bytes copied",
 				Sizes: sizes},
-			"What pinning costs": lessons.Run{Name: "measure", F: pinning},
-			"A pipeline":         lessons.ShowKernel{Names: []string{"work"}},
-			"Overlap":            lessons.Sweep{Title: "Copy in, compute, copy out: 2²⁶ floats", XLabel: "streams", Problem: pipe, Sizes: streams, XDim: 1},
-			"When compute is the slowest part": lessons.Sweep{Title: "Copy in, compute, copy out on 4 streams, by the work an element", XLabel: "rounds of work an element",
+			"What pinning costs": &lessons.Run{Name: "measure", F: pinning},
+			"A pipeline":         &lessons.ShowKernel{Names: []string{"work"}},
+			"Overlap":            &lessons.Sweep{Title: "Copy in, compute, copy out: 2²⁶ floats", XLabel: "streams", Problem: pipe, Sizes: streams, XDim: 1},
+			"When compute is the slowest part": &lessons.Sweep{Title: "Copy in, compute, copy out on 4 streams, by the work an element", XLabel: "rounds of work an element",
 				Problem: pipe, Sizes: rounds, XDim: 2},
-			"The timeline":              lessons.Run{Name: "measure", F: timeline},
-			"Reading before it is done": lessons.Run{F: tooEarly},
-			"Exercise":                  lessons.ExerciseStep{},
+			"The timeline":              &lessons.Run{Name: "measure", F: timeline},
+			"Reading before it is done": &lessons.Run{F: tooEarly, Replay: tooEarlyReplay},
+			"Exercise":                  &lessons.ExerciseStep{},
 		},
 	})
 }

@@ -173,7 +173,7 @@ func (c *pcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case serial:
 		return c.serial(k), nil
 	case pipelined:
-		if sc, ok := impl.Plan.(*schedule); ok {
+		if sc, ok := schedules.In(impl); ok {
 			return c.scheduled(k, sc), nil // the learner's schedule, judged like pipelined
 		}
 		return c.chunked(k, true), nil

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"cudarepl/gpu"
+	"cudarepl/lessons"
 )
 
 // A schedule is the learner's pipeline, written in a small language: which
@@ -52,9 +53,12 @@ const (
 	maxRounds       = 100000
 )
 
-// readSchedule reads a learner's schedule and checks its order: the
-// exercise's Plan.
-func readSchedule(code string) (any, error) {
+// schedules reads the learner's schedules, the lesson's exercise, and
+// draws what one did.
+var schedules = lessons.Plans[*schedule]{Read: readSchedule, Show: showSchedule}
+
+// readSchedule reads a learner's schedule and checks its order.
+func readSchedule(code string) (*schedule, error) {
 	sc, err := parseSchedule(code)
 	if err != nil {
 		return nil, err

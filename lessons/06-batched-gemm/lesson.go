@@ -37,13 +37,13 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 6, Slug: "batched-gemm", Files: files, Kernels: "matmul_batched.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
-			"Forty small products":           lessons.ShowKernel{Names: []string{kernelBatched}},
-			"Small tiles for small products": lessons.ShowKernel{Names: []string{kernelTiled}},
-			"Three tiles in flight":          lessons.ShowKernel{Names: []string{kernelAsync}},
-			"Copies without instructions":    lessons.ShowKernel{Names: []string{kernelTMA}},
-			"Check":                          lessons.CheckStep{},
+			"Forty small products":           &lessons.ShowKernel{Names: []string{kernelBatched}},
+			"Small tiles for small products": &lessons.ShowKernel{Names: []string{kernelTiled}},
+			"Three tiles in flight":          &lessons.ShowKernel{Names: []string{kernelAsync}},
+			"Copies without instructions":    &lessons.ShowKernel{Names: []string{kernelTMA}},
+			"Check":                          &lessons.CheckStep{},
 			"Batch sizes":                    batchSizes,
-			"One call or forty": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+			"One call or forty": &lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
 				return launchTable(env, l, batchSizes)
 			}},
 		},

@@ -50,10 +50,10 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 7, Slug: "precision", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
-			"Five precisions": lessons.Run{F: memoryTable},
+			"Five precisions": &lessons.Run{F: memoryTable},
 			"Check":           check,
 			"Throughput":      throughput,
-			"Cost and benefit": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+			"Cost and benefit": &lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
 				return tradeoff(env, l, throughput, check)
 			}},
 		},

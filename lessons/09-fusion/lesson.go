@@ -59,13 +59,13 @@ func init() {
 			{File: "no_guard.cu", Want: "past the end of y"},
 		},
 		Actions: map[string]lessons.Action{
-			"Three kernels":      lessons.ShowKernel{Names: []string{"mul_f", "add_f", "sigmoid_f"}},
-			"Two, then one":      lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
-			"Wider loads":        lessons.ShowKernel{Names: []string{"fusion_v2"}},
-			"Check":              lessons.CheckStep{},
-			"Against the copy":   lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
-			"Fusion at run time": lessons.Run{F: atRunTime},
-			"Exercise":           lessons.ExerciseStep{},
+			"Three kernels":      &lessons.ShowKernel{Names: []string{"mul_f", "add_f", "sigmoid_f"}},
+			"Two, then one":      &lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
+			"Wider loads":        &lessons.ShowKernel{Names: []string{"fusion_v2"}},
+			"Check":              &lessons.CheckStep{},
+			"Against the copy":   &lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
+			"Fusion at run time": &lessons.Run{F: atRunTime, Replay: atRunTimeReplay},
+			"Exercise":           &lessons.ExerciseStep{},
 		},
 	})
 }
@@ -247,13 +247,16 @@ func (c *fcase) Check() (numeric.CheckStats, error) {
 
 func (c *fcase) Free() { c.env.FreeAll(c.a, c.b, c.c, c.t1, c.t2, c.y) }
 
-// atRunTime shows what the REPL's fuse does with the lesson's expression:
-// live, the whole of it at 2²⁶; in replay, the kernel it writes and what
-// each way moves (the sweep's "fused at run time" is that kernel, recorded).
+// atRunTime shows what the REPL's fuse does with the lesson's expression,
+// the whole of it at 2²⁶.
 func atRunTime(env *lessons.Env, _ *lessons.Lesson, _ string) error {
-	if env.Live() {
-		return fusecmd.Run(env, expr, fusecmd.Elements)
-	}
+	return fusecmd.Run(env, expr, fusecmd.Elements)
+}
+
+// atRunTimeReplay shows, without a GPU, the kernel fuse writes and what
+// each way moves (the sweep's "fused at run time" is that kernel,
+// recorded).
+func atRunTimeReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 	e, err := fuse.Parse(expr)
 	if err != nil {
 		return err

@@ -29,10 +29,10 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 10, Slug: "cudnn-conv", Files: files, Problem: problem(),
 		Actions: map[string]lessons.Action{
-			"A convolution as a graph": lessons.Run{Name: "show", F: showGraph},
-			"Check":                    lessons.CheckStep{},
-			"Legacy algorithms":        lessons.Run{Name: "measure", F: algorithms},
-			"Layouts and precision": lessons.Sweep{Title: "cuDNN 3×3 convolution", XLabel: "batch (N), 64×112×112 → 64",
+			"A convolution as a graph": &lessons.Run{Name: "show", F: showGraph},
+			"Check":                    &lessons.CheckStep{},
+			"Legacy algorithms":        &lessons.Run{Name: "measure", F: algorithms},
+			"Layouts and precision": &lessons.Sweep{Title: "cuDNN 3×3 convolution", XLabel: "batch (N), 64×112×112 → 64",
 				Sizes: sweep},
 		},
 	})

@@ -38,15 +38,15 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 11, Slug: "cudnn-fusion", Files: files, Kernels: "bias_relu.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
-			"Three kernels or one":  lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
-			"The fused graph":       lessons.Run{Name: "show", F: showGraph},
-			"Check":                 lessons.CheckStep{},
+			"Three kernels or one":  &lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
+			"The fused graph":       &lessons.Run{Name: "show", F: showGraph},
+			"Check":                 &lessons.CheckStep{},
 			"Fused against unfused": fusedOrNot,
-			"Bytes and time": lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
+			"Bytes and time": &lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
 				return bytesTable(env, l, fusedOrNot)
 			}},
-			"Rebuild or reuse": lessons.Run{Name: "measure", F: rebuild},
-			"Autotuning":       lessons.Run{Name: "measure", F: autotune},
+			"Rebuild or reuse": &lessons.Run{Name: "measure", F: rebuild},
+			"Autotuning":       &lessons.Run{Name: "measure", F: autotune},
 		},
 	})
 }

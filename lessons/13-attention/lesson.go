@@ -36,10 +36,10 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 13, Slug: "attention", Files: files, Kernels: "attention.cu", Problem: problem(),
 		Actions: map[string]lessons.Action{
-			"Between the products": lessons.ShowKernel{Names: []string{"scale_h", "causal_mask_h"}},
-			"Check":                lessons.CheckStep{},
-			"Where the time goes":  lessons.Run{Name: "measure", F: breakdown},
-			"Memory grows as S²": lessons.Sweep{Title: "Attention as a chain, fp16", XLabel: "sequence length S (B=4, H=16, d=64)",
+			"Between the products": &lessons.ShowKernel{Names: []string{"scale_h", "causal_mask_h"}},
+			"Check":                &lessons.CheckStep{},
+			"Where the time goes":  &lessons.Run{Name: "measure", F: breakdown},
+			"Memory grows as S²": &lessons.Sweep{Title: "Attention as a chain, fp16", XLabel: "sequence length S (B=4, H=16, d=64)",
 				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V"},
 		},
 	})

@@ -14,7 +14,7 @@ import (
 // liveEnv opens the GPU or skips.
 func liveEnv(t *testing.T) (*lessons.Env, *bytes.Buffer) {
 	var out bytes.Buffer
-	env, err := lessons.Open(lessons.Options{Out: &out, Workspace: t.TempDir(), PlotDir: t.TempDir()})
+	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: &out, Workspace: t.TempDir(), PlotDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestGPURacecheckClean(t *testing.T) {
 				if len(kernels) == 0 {
 					continue
 				}
-				if err := (lessons.CheckStep{Impls: kernels, Problem: p}).Do(env, l, "racecheck"); err != nil {
+				if err := (&lessons.CheckStep{Impls: kernels, Problem: p}).Do(env, l, "racecheck"); err != nil {
 					return err
 				}
 			}

@@ -23,7 +23,7 @@ func TestRunWithoutGPU(t *testing.T) {
 		{"a + b", 0, "0 elements; give at least 1"},
 	} {
 		var out bytes.Buffer
-		err := Run(&lessons.Env{Out: &out, NoGPU: errors.New("none")}, tc.expr, tc.n)
+		err := Run(lessons.Replay(errors.New("none"), lessons.View{Out: &out}), tc.expr, tc.n)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Run(%q, %d) = %v, want %q", tc.expr, tc.n, err, tc.want)
 		}
@@ -35,7 +35,7 @@ func TestRunWithoutGPU(t *testing.T) {
 		t.Skipf("the rest needs NVRTC (Debian: libnvrtc11.2 from non-free): %v", err)
 	}
 	var out bytes.Buffer
-	if err := Run(&lessons.Env{Out: &out, NoGPU: errors.New("none")}, "sigmoid(a + b*c)", Elements); err != nil {
+	if err := Run(lessons.Replay(errors.New("none"), lessons.View{Out: &out}), "sigmoid(a + b*c)", Elements); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

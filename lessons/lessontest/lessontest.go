@@ -51,8 +51,8 @@ func here() (*lessons.Lesson, error) {
 
 // ReplayEnv is an Env without a GPU, as CI has, writing to out.
 func ReplayEnv(t *testing.T, out *bytes.Buffer) *lessons.Env {
-	return &lessons.Env{Out: out, NoGPU: errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"),
-		PlotDir: t.TempDir(), Workspace: t.TempDir(), Width: 80}
+	return lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"),
+		lessons.View{Out: out, PlotDir: t.TempDir(), Workspace: t.TempDir(), Width: 80})
 }
 
 // Replay runs l end to end without a GPU: every step runs, every sweep
@@ -68,21 +68,15 @@ func Replay(t *testing.T, l *lessons.Lesson) {
 		t.Fatalf("%s has no recorded results to replay", l.Slug)
 	}
 	want := 0
-	for _, s := range l.Steps {
-		sw, ok := s.Action.(lessons.Sweep)
-		if !ok {
+	for i, s := range l.Steps {
+		figures := l.StepFigures(i)
+		if len(figures) == 0 {
 			continue
 		}
 		if len(l.Recorded().Filter(s.Title, "bench")) == 0 {
 			t.Errorf("%s: nothing recorded for sweep %q", l.Slug, s.Title)
 		}
-		want++
-		if sw.Memory {
-			want++
-		}
-		if sw.Ladder {
-			want++
-		}
+		want += len(figures)
 	}
 	pngs, _ := filepath.Glob(filepath.Join(env.PlotDir, "*.png"))
 	if len(pngs) < want {
