@@ -83,6 +83,17 @@ func (c *Context) loop(ready chan<- error) {
 // start initializes the driver and makes the primary context current.
 func (c *Context) start() error {
 	d := c.d
+	// Loading NVRTC and the registered libraries to read their versions
+	// takes as long as the driver's start; both go on at once.
+	type versions struct {
+		nvrtc string
+		libs  map[string]string
+	}
+	loaded := make(chan versions, 1)
+	go func() {
+		v, _ := nvrtc.Version()
+		loaded <- versions{v, installedVersions()}
+	}()
 	if r := d.cuInit(0); r != 0 {
 		return noGPUError(d, d.check(r, "cuInit", ""))
 	}
@@ -112,10 +123,8 @@ func (c *Context) start() error {
 	if err != nil {
 		return err
 	}
-	if v, err := nvrtc.Version(); err == nil {
-		info.NVRTCVersion = v
-	}
-	info.Libraries = installedVersions()
+	v := <-loaded
+	info.NVRTCVersion, info.Libraries = v.nvrtc, v.libs
 	c.info = info
 	return nil
 }
