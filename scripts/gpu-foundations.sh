@@ -63,7 +63,7 @@ check cudnnx-tests 0 300 "" -- build/cudnnx.test -test.v -test.count=1
 check blas-tests 0 300 "" -- build/blas.test -test.v -test.count=1
 # Measurements to hold against the lessons' recorded results.
 for l in vector-add fusion launch-and-graphs; do
-  check "bench-$l" 0 300 "" -- build/cudarepl bench $l --json "$OUT/bench-$l.json"
+  check "bench-$l" 0 420 "" -- build/cudarepl bench $l --json "$OUT/bench-$l.json"
 done
 check bench-flash-attention 0 300 "" -- build/cudarepl bench flash-attention 4x16x4096x64 --json "$OUT/bench-flash-attention.json"
 # Start-up: to the prompt, and (warm) to the first lesson result.
