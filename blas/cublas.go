@@ -85,6 +85,14 @@ func (b *cublasAPI) check(s int32, call, detail string) error {
 	return &gpu.CUDAError{Call: call, Detail: detail, Code: int(s), Name: name}
 }
 
+// stateKey names the package's state in an Exec.
+type stateKey int
+
+const (
+	cublasKey   stateKey = iota // *blasHandle
+	cublasLtKey                 // *ltHandle
+)
+
 // blasHandle is a cuBLAS handle bound to the context's stream.
 type blasHandle struct {
 	api *cublasAPI
@@ -97,7 +105,7 @@ func (h *blasHandle) Close() error { h.api.cublasDestroy(h.h); return nil }
 // cublas returns the context's handle, creating it on first use; on the GPU
 // thread. Creating one takes a while, so contexts that never GEMM never pay.
 func cublas(x *gpu.Exec) (*blasHandle, error) {
-	s, err := x.State("cublas", func() (any, error) {
+	s, err := x.State(cublasKey, func() (any, error) {
 		api, err := loadCUBLAS()
 		if err != nil {
 			return nil, err

@@ -82,7 +82,7 @@ func (h *ltHandle) Close() error { h.x.Free(h.ws); return nil }
 
 // cublasLt returns the context's cuBLASLt handle, creating it on first use.
 func cublasLt(x *gpu.Exec) (*ltHandle, error) {
-	s, err := x.State("cublasLt", func() (any, error) {
+	s, err := x.State(cublasLtKey, func() (any, error) {
 		api, err := loadCUBLASLt()
 		if err != nil {
 			return nil, err

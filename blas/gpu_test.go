@@ -4,6 +4,7 @@ package blas
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"cudarepl/gpu"
@@ -201,5 +202,31 @@ func TestGPUThroughput(t *testing.T) {
 		if ok && rate < peak/10 {
 			t.Errorf("cuBLAS %s 4096³ at %.1f TFLOP/s, under a tenth of the %.1f TFLOP/s peak", cfg.name, rate/1e12, peak/1e12)
 		}
+	}
+}
+
+// TestGPUGraphOfGEMMWatchesItsBuffers: a graph that captured a product is
+// refused once a matrix it reads is freed, as a graph of kernels is.
+func TestGPUGraphOfGEMMWatchesItsBuffers(t *testing.T) {
+	w := openGPU(t)
+	const n = 64
+	a, err := w.Alloc(4 * n * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := GEMM{M: n, N: n, K: n, Type: gpu.FP32, Alpha: 1, A: a, B: gputest.Alloc(t, w, 4*n*n), C: gputest.Alloc(t, w, 4*n*n)}
+	graph, err := w.Capture(g)
+	if err != nil {
+		t.Fatalf("Capture(%s) = %v", g.Name(), err)
+	}
+	defer w.FreeGraph(graph)
+	if err := w.Run(gpu.GraphOp{Graph: graph}); err != nil {
+		t.Fatalf("replay = %v", err)
+	}
+	if err := w.Free(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(gpu.GraphOp{Graph: graph}); err == nil || !strings.Contains(err.Error(), "freed after it was captured") {
+		t.Errorf("replay after A was freed = %v, want it refused", err)
 	}
 }

@@ -340,3 +340,52 @@ func TestGPUCausalSDPA(t *testing.T) {
 		t.Logf("S=%d: %+v", s, rep)
 	}
 }
+
+// TestGPUGraphOfCudnnWatchesItsMemory: a CUDA graph that captured a cuDNN
+// graph's execution is refused once memory it uses is freed: an input, or
+// cuDNN's workspace (DropPlans frees it).
+func TestGPUGraphOfCudnnWatchesItsMemory(t *testing.T) {
+	dev := openGPU(t)
+	for _, free := range []string{"input", "workspace"} {
+		g, y := convGraph("conv fp16 NHWC, captured", gpu.FP16, NHWC, 2, 16, 10, 10, 32, Same(3))
+		y.Output(gpu.FP16)
+		bind := Bind{}
+		for _, tn := range g.tensors {
+			if !tn.t.Virtual && !tn.t.ByValue {
+				p, err := dev.Alloc(Bytes(tn.t.Type, tn.Shape()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bind[tn] = p
+			}
+		}
+		op, err := g.Op(bind, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		graph, err := dev.Capture(op)
+		if err != nil {
+			t.Fatalf("Capture(%s) = %v", op.Name(), err)
+		}
+		if err := dev.Run(gpu.GraphOp{Graph: graph}); err != nil {
+			t.Fatalf("replay = %v", err)
+		}
+		switch free {
+		case "input":
+			x := g.tensors[0]
+			dev.Free(bind[x])
+			delete(bind, x)
+		case "workspace":
+			if err := DropPlans(dev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := dev.Run(gpu.GraphOp{Graph: graph}); err == nil || !strings.Contains(err.Error(), "freed after it was captured") {
+			t.Errorf("replay after its %s was freed = %v, want it refused", free, err)
+		}
+		dev.FreeGraph(graph)
+		for _, p := range bind {
+			dev.Free(p)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func (cv LegacyConv) Prepare(x *gpu.Exec) (gpu.Step, error) {
 		d.destroy()
 		return gpu.Step{}, err
 	}
-	return gpu.Step{Enqueue: run, Release: d.destroy, Uses: []gpu.DevicePtr{cv.X, cv.Wt, cv.Y}}, nil
+	return gpu.Step{Enqueue: run, Release: d.destroy, Uses: []gpu.DevicePtr{cv.X, cv.Wt, cv.Y, st.ws}}, nil
 }
 
 // LegacyConvAlgos names cudnnConvolutionFwdAlgo_t's values in order.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -33,6 +34,13 @@ type Candidate struct {
 	Err       string // why it did not finalize, or ""
 	Workspace int64
 	Time      time.Duration // median device time, when autotuned
+}
+
+// clone is r with a Candidates slice of its own: a report handed out in
+// the process that owns the context must not share the cached plan's.
+func (r PlanReport) clone() PlanReport {
+	r.Candidates = slices.Clone(r.Candidates)
+	return r
 }
 
 // ChosenCandidate returns the chosen candidate.
@@ -70,7 +78,7 @@ func (op execOp) Prepare(x *gpu.Exec) (gpu.Step, error) {
 	if err != nil {
 		return gpu.Step{}, err
 	}
-	step := gpu.Step{Enqueue: run, Release: release}
+	step := gpu.Step{Enqueue: run, Release: release, Uses: []gpu.DevicePtr{st.ws}} // the workspace, as execFunc left it
 	for _, ptr := range op.Run.Ptrs {
 		step.Uses = append(step.Uses, ptr)
 	}
@@ -152,9 +160,12 @@ func (b *builder) desc(typ int32) *desc {
 	return ds
 }
 
+// stateKey names the package's state in an Exec.
+type stateKey struct{}
+
 // stateOf returns the context's cuDNN state, made on first use.
 func stateOf(x *gpu.Exec) (*cudnnState, error) {
-	s, err := x.State("cudnn", func() (any, error) {
+	s, err := x.State(stateKey{}, func() (any, error) {
 		a, err := loadCUDNN()
 		if err != nil {
 			return nil, err
@@ -208,13 +219,16 @@ func (st *cudnnState) freeWorkspace() error {
 }
 
 // workspace returns a workspace of at least n bytes, growing the shared one.
-// Work is stream-ordered, so every plan may use the same memory.
+// Work is stream-ordered, so every plan may use the same memory. A
+// workspace outgrown is freed once the call is done: an op prepared
+// earlier in it may still be waiting to run on it.
 func (st *cudnnState) workspace(n int64) (gpu.DevicePtr, error) {
 	if n <= st.wsSize {
 		return st.ws, nil
 	}
-	if err := st.freeWorkspace(); err != nil {
-		return 0, err
+	if old := st.ws; old != 0 {
+		st.x.AfterCall(func() { st.x.Free(old) })
+		st.ws, st.wsSize = 0, 0
 	}
 	p, err := st.x.Alloc(n, "cuDNN workspace")
 	if err != nil {
@@ -244,7 +258,7 @@ func (r run) cacheKey() string {
 func (st *cudnnState) plan(x *gpu.Exec, r run) (*cudnnPlan, PlanReport, error) {
 	key := r.cacheKey()
 	if p, ok := st.plans[key]; ok && !r.NoCache {
-		rep := p.report
+		rep := p.report.clone()
 		rep.Cached, rep.BuildTime = true, 0
 		return p, rep, nil
 	}
@@ -258,7 +272,7 @@ func (st *cudnnState) plan(x *gpu.Exec, r run) (*cudnnPlan, PlanReport, error) {
 		old.destroy()
 	}
 	st.plans[key] = p
-	return p, p.report, nil
+	return p, p.report.clone(), nil
 }
 
 // build turns the graph into descriptors, asks the heuristics (mode A, then

@@ -23,20 +23,21 @@ type Context struct {
 	closed bool
 
 	// Owned by the GPU thread.
-	dev      int32
-	stream   uintptr
-	modules  map[string]uintptr    // image key → CUmodule
-	kernels  map[kernelKey]uintptr // → CUfunction
-	maxDyn   map[uintptr]int       // dynamic shared memory a kernel was opened up to
-	host     map[HostPtr]hostAlloc
-	graphs   map[uint64]*graphRec // by its CUgraphExec
-	allocs   map[DevicePtr]int64  // live cuMemAlloc allocations and their sizes, to know what a graph uses
-	slots    map[int]DevicePtr    // AllocSlot's allocations, by slot
-	streams  map[int]uintptr      // OnStream's further streams, by number
-	events   map[int]uintptr      // Record's and WaitFor's events, by number
-	libState map[string]any       // a library's state, by its key (Exec.State)
-	flushBuf DevicePtr
-	poison   error // the sticky fault that made the context unusable
+	dev       int32
+	stream    uintptr
+	modules   map[string]uintptr    // image key → CUmodule
+	kernels   map[kernelKey]uintptr // → CUfunction
+	maxDyn    map[uintptr]int       // dynamic shared memory a kernel was opened up to
+	host      map[HostPtr]hostAlloc
+	graphs    map[uint64]*graphRec // by its CUgraphExec
+	allocs    map[DevicePtr]int64  // live cuMemAlloc allocations and their sizes, to know what a graph uses
+	slots     map[int]DevicePtr    // AllocSlot's allocations, by slot
+	streams   map[int]uintptr      // OnStream's further streams, by number
+	events    map[int]uintptr      // Record's and WaitFor's events, by number
+	afterCall []func()             // what Exec.AfterCall deferred to the end of the call
+	libState  map[any]any          // a library's state, by its key (Exec.State)
+	flushBuf  DevicePtr
+	poison    error // the sticky fault that made the context unusable
 }
 
 type hostAlloc struct {
@@ -54,7 +55,7 @@ func OpenInProcess() (*Context, error) {
 	c := &Context{
 		d: d, calls: make(chan func()), done: make(chan struct{}),
 		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[string]any{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[any]any{},
 	}
 	ready := make(chan error, 1)
 	go c.loop(ready)
@@ -83,17 +84,13 @@ func (c *Context) loop(ready chan<- error) {
 // start initializes the driver and makes the primary context current.
 func (c *Context) start() error {
 	d := c.d
-	// Loading NVRTC and the registered libraries to read their versions
-	// takes as long as the driver's start; both go on at once.
-	type versions struct {
-		nvrtc string
-		libs  map[string]string
-	}
-	loaded := make(chan versions, 1)
-	go func() {
-		v, _ := nvrtc.Version()
-		loaded <- versions{v, installedVersions()}
-	}()
+	// Loading the registered libraries to read their versions takes about
+	// as long as the driver's start; both go on at once. NVRTC loads after
+	// cuInit, on this thread: its loading saves and restores every signal
+	// handler of the process (dl.KeepSignalHandlers), which must not undo
+	// one that the driver, or a sanitizer's hooks in it, installs meanwhile.
+	libs := make(chan map[string]string, 1)
+	go func() { libs <- installedVersions() }()
 	if r := d.cuInit(0); r != 0 {
 		return noGPUError(d, d.check(r, "cuInit", ""))
 	}
@@ -123,8 +120,10 @@ func (c *Context) start() error {
 	if err != nil {
 		return err
 	}
-	v := <-loaded
-	info.NVRTCVersion, info.Libraries = v.nvrtc, v.libs
+	if v, err := nvrtc.Version(); err == nil {
+		info.NVRTCVersion = v
+	}
+	info.Libraries = <-libs
 	c.info = info
 	return nil
 }
@@ -201,7 +200,14 @@ func (c *Context) do(f func() error) error {
 		return fmt.Errorf("gpu: the context is unusable after an earlier fault: %w", c.poison)
 	}
 	errc := make(chan error, 1)
-	c.calls <- func() { errc <- f() }
+	c.calls <- func() {
+		err := f()
+		for _, g := range c.afterCall {
+			g()
+		}
+		c.afterCall = nil
+		errc <- err
+	}
 	err := <-errc
 	var ce *CUDAError
 	if errors.As(err, &ce) && ce.Sticky() {

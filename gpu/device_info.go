@@ -100,8 +100,8 @@ func (d DeviceInfo) Rows() [][2]string {
 	return rows
 }
 
-// librariesRow is "NVRTC / cuBLAS / …" and their versions, a dash for
-// one that is missing.
+// librariesRow is "NVRTC / cuBLAS / …" and their versions: NVRTC's, a
+// dash where it is missing, then each library that loaded in the worker.
 func (d DeviceInfo) librariesRow() [2]string {
 	names, versions := []string{"NVRTC"}, []string{orDash(d.NVRTCVersion)}
 	for _, n := range slices.Sorted(maps.Keys(d.Libraries)) {

@@ -2,8 +2,6 @@ package gpu
 
 import "math"
 
-func float32bits(f float32) uint32 { return math.Float32bits(f) }
-
 // Float16Bits rounds f to the nearest IEEE 754 half-precision value (ties to
 // even) and returns its bits. Values beyond the fp16 range become ±Inf.
 func Float16Bits(f float32) uint16 {

@@ -252,9 +252,14 @@ func (c benchCall) serve(dev Device, progress func(int, int)) (any, error) {
 // Bench times b inside the worker; b.Progress is called here as the
 // worker reports.
 func (w *Worker) Bench(b Bench) (Timing, error) {
-	if err := b.defaults(); err != nil {
+	// The worker fills in the defaults; a copy is checked here, so that a
+	// bad bench fails without a round trip and Warmup < 0 (none) arrives
+	// as given.
+	checked := b
+	if err := checked.defaults(); err != nil {
 		return Timing{}, err
 	}
+	b.Name = checked.Name
 	var ops []Op
 	for _, list := range b.Ops {
 		ops = append(ops, list...)

@@ -171,6 +171,10 @@ func (l Launch) Prepare(x *Exec) (Step, error) {
 			st.NoCapture = fmt.Sprintf("%s takes a slot's pointer, which a graph cannot follow", l.Name())
 		case ArgPtr:
 			st.Uses = append(st.Uses, DevicePtr(a.Bits))
+		case ArgTensorMap:
+			if a.Map != nil {
+				st.Uses = append(st.Uses, a.Map.Base)
+			}
 		}
 	}
 	st.Enqueue = func() error {
@@ -191,11 +195,11 @@ func (l Launch) Prepare(x *Exec) (Step, error) {
 
 // kernelsOf lists the kernels op launches, for a Worker to load first.
 func kernelsOf(op Op) []Kernel {
-	switch op := op.(type) {
-	case Launch:
-		return []Kernel{op.Kernel}
-	case OnStream:
-		return kernelsOf(op.Op)
+	if l, ok := op.(Launch); ok {
+		return []Kernel{l.Kernel}
+	}
+	if inner, _ := unwrap(op); inner != op {
+		return kernelsOf(inner)
 	}
 	return nil
 }

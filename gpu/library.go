@@ -4,6 +4,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -14,8 +15,10 @@ import (
 // never names. Its stream-ordered work is an Op; its other calls into the
 // process that owns the context (build a plan, time its algorithms) are
 // Requests, which Device.Call runs there. Both reach the GPU thread with
-// an *Exec, and both must be registered with RegisterLibrary so that they
-// can cross to the worker.
+// an *Exec. Every type that crosses to the worker inside an interface (its
+// ops, requests and their answers) is registered with RegisterLibrary, or
+// with gob.Register where it rides inside another (cuDNN's graph
+// operations inside a graph).
 
 // Request is work of a library that is not stream-ordered: Device.Call
 // runs Serve on the GPU thread of the context, in the worker where there is
@@ -71,18 +74,33 @@ type LibraryVersion struct {
 }
 
 // LibraryVersions reports the registered libraries that have a version, in
-// the order of their names.
-func LibraryVersions() []LibraryVersion {
+// the order of their names, loading each to ask; with names, only those.
+func LibraryVersions(names ...string) []LibraryVersion {
 	librariesMu.Lock()
 	defer librariesMu.Unlock()
 	var out []LibraryVersion
 	for name, lib := range libraries {
-		if lib.Version != nil {
+		if lib.Version != nil && (len(names) == 0 || slices.Contains(names, name)) {
 			v, err := lib.Version()
 			out = append(out, LibraryVersion{Name: name, Version: v, Err: err})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Libraries lists the names of the registered libraries that have a
+// version, sorted.
+func Libraries() []string {
+	librariesMu.Lock()
+	defer librariesMu.Unlock()
+	var out []string
+	for name, lib := range libraries {
+		if lib.Version != nil {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -119,20 +137,32 @@ func (x *Exec) Info() DeviceInfo { return x.c.info }
 func (x *Exec) Sync(detail string) error { return x.c.sync(detail) }
 
 // Alloc allocates device memory for the library's own use, such as a
-// workspace (cuMemAlloc_v2). It is not memory a graph is watched for.
+// workspace (cuMemAlloc_v2). A step that uses it lists it in its Uses, as
+// any memory: a graph that captured the step is refused once it is freed.
 func (x *Exec) Alloc(bytes int64, what string) (DevicePtr, error) {
 	var p uint64
-	err := x.c.d.check(x.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%s of %d bytes", what, bytes))
-	return DevicePtr(p), err
+	if err := x.c.d.check(x.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%s of %d bytes", what, bytes)); err != nil {
+		return 0, err
+	}
+	x.c.allocs[DevicePtr(p)] = bytes
+	return DevicePtr(p), nil
 }
 
 // Free releases memory from Exec.Alloc (cuMemFree_v2).
-func (x *Exec) Free(p DevicePtr) { x.c.d.cuMemFree(uint64(p)) }
+func (x *Exec) Free(p DevicePtr) { x.c.free(p) }
+
+// AfterCall runs f on the GPU thread once the Device call now running is
+// done (its work waited for, or captured into a graph): for what an op
+// prepared earlier in the same call may still use, such as a workspace
+// replaced by a larger one.
+func (x *Exec) AfterCall(f func()) { x.c.afterCall = append(x.c.afterCall, f) }
 
 // State returns the library's state for this context under key, made by
 // make on first use. If the state is an io.Closer, it is closed with the
-// context, before the context's memory and stream go.
-func (x *Exec) State(key string, make func() (any, error)) (any, error) {
+// context, before the context's memory and stream go. As with
+// context.Context's values, key should be of a type of the library's own,
+// so that no two libraries can share one.
+func (x *Exec) State(key any, make func() (any, error)) (any, error) {
 	if s, ok := x.c.libState[key]; ok {
 		return s, nil
 	}

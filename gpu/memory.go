@@ -89,17 +89,23 @@ func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
 // Free releases memory from Alloc (cuMemFree_v2).
 func (c *Context) Free(p DevicePtr) error {
 	return c.do(func() error {
-		if err := c.d.check(c.d.cuMemFree(uint64(p)), "cuMemFree_v2", fmt.Sprintf("%#x", uint64(p))); err != nil {
-			return err
-		}
-		delete(c.allocs, p)
-		for _, g := range c.graphs {
-			if g.freed == 0 && slices.Contains(g.uses, p) {
-				g.freed = p // its kernels would now read or write whatever is allocated there next
-			}
-		}
-		return nil
+		return c.free(p)
 	})
+}
+
+// free releases an allocation and marks every graph that uses it; on the
+// GPU thread.
+func (c *Context) free(p DevicePtr) error {
+	if err := c.d.check(c.d.cuMemFree(uint64(p)), "cuMemFree_v2", fmt.Sprintf("%#x", uint64(p))); err != nil {
+		return err
+	}
+	delete(c.allocs, p)
+	for _, g := range c.graphs {
+		if g.freed == 0 && slices.Contains(g.uses, p) {
+			g.freed = p // its kernels would now read or write whatever is allocated there next
+		}
+	}
+	return nil
 }
 
 // Write copies src to device memory at dst.

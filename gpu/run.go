@@ -35,6 +35,12 @@ func (c *Context) prepare(ops []Op) (prepared, error) {
 			return nil, errors.New("gpu: nil op")
 		}
 		s, err := op.Prepare(x)
+		if err == nil && s.Enqueue == nil {
+			if s.Release != nil {
+				s.Release()
+			}
+			err = fmt.Errorf("gpu: %s prepared no work", op.Name())
+		}
 		if err != nil {
 			steps.release()
 			if len(ops) > 1 {
@@ -114,7 +120,10 @@ func (c *Context) Capture(ops ...Op) (Graph, error) {
 }
 
 // record captures ops from the stream into a new CUgraph, and returns it
-// with the allocations its ops use.
+// with the allocations its ops use. An op says it cannot be captured once
+// it is prepared, so a list holding one is refused after the ops before it
+// prepared (a tuned product or an autotuned cuDNN plan has then timed its
+// candidates: their choice is cached for the next capture).
 func (c *Context) record(ops []Op) (uintptr, []DevicePtr, error) {
 	d := c.d
 	p, err := c.prepare(ops)

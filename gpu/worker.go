@@ -235,7 +235,11 @@ func (p *proc) exitCause() string {
 }
 
 // Info describes the GPU.
-func (w *Worker) Info() DeviceInfo { return w.info }
+func (w *Worker) Info() DeviceInfo {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.info
+}
 
 // Restarts returns how many times a fresh worker has been started.
 func (w *Worker) Restarts() int {
@@ -349,7 +353,7 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 			case isSticky(err):
 				return r.Value, w.failed(op, "faulted", err)
 			case r.Ends:
-				return nil, w.failed(op, err.Error(), nil)
+				return nil, w.failed(op, "could not be read by the worker", err)
 			}
 			return r.Value, err
 		case <-timer.C:
@@ -451,6 +455,8 @@ func (w *Worker) failed(op, cause string, err error) error {
 		var ce *CUDAError
 		if errors.As(err, &ce) {
 			cause += ": " + ce.Name
+		} else {
+			cause += ": " + err.Error()
 		}
 	}
 	werr := &WorkerError{Op: op, Cause: cause, Err: err}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 
 	"cudarepl/nvrtc"
 )
@@ -37,9 +38,14 @@ type reply struct {
 	Ends  bool // the worker exits after this reply: it could not read the call
 }
 
-// answer is v as a T, with err: the zero T where the call failed.
+// answer is v as a T, with err: the zero T where the call failed, or
+// where the answer is of another type (a call and its client that
+// disagree, which the tests of each call catch).
 func answer[T any](v any, err error) (T, error) {
-	t, _ := v.(T)
+	t, ok := v.(T)
+	if err == nil && !ok && v != nil {
+		err = fmt.Errorf("gpu: the worker answered with a %T where a %T was expected", v, t)
+	}
 	return t, err
 }
 

@@ -84,13 +84,21 @@ func serve(backend string, in io.Reader, out io.Writer) int {
 			}
 			// A call of a type this program does not know: its library is
 			// not linked into the worker.
-			send(reply{Ends: true, Err: toWire(fmt.Errorf("could not be read by the worker (%v): does the program import cudarepl/worker, which registers every library?", err))})
+			send(reply{Ends: true, Err: toWire(fmt.Errorf("%v (does the program import cudarepl/worker, which registers every library?)", err))})
 			return 1
 		}
 		v, err := c.serve(dev, progress)
 		r := reply{Value: v, Err: toWire(err)}
-		if err := send(r); err != nil {
-			return 1
+		if serr := send(r); serr != nil {
+			if v == nil {
+				return 1 // the pipe itself is gone
+			}
+			// The answer's type was not registered: gob wrote nothing of
+			// it, so the stream goes on, and the caller learns why.
+			r = reply{Err: toWire(fmt.Errorf("gpu: worker: the answer to %T, a %T, cannot cross to the caller (%v); register its type with gpu.RegisterLibrary", c, v, serr))}
+			if send(r) != nil {
+				return 1
+			}
 		}
 		if r.Err != nil && r.Err.CUDA != nil && r.Err.CUDA.Sticky() {
 			return 3 // the context is ruined; the parent starts a fresh worker

@@ -232,6 +232,23 @@ func TestWorkerProgressKeepsLongBenchAlive(t *testing.T) {
 	}
 }
 
+// TestWorkerBenchWithoutWarmup: Warmup < 0 means none, through the
+// worker as in process (the defaults are filled in once, in the worker).
+func TestWorkerBenchWithoutWarmup(t *testing.T) {
+	w := openFake(t, time.Second)
+	fill := fakeKernel(t, w, "fill")
+	p, err := w.Alloc(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := 0
+	_, err = w.Bench(Bench{Ops: [][]Op{{Launch{Kernel: fill, Grid: Dim(1), Block: Dim(1), Args: []Arg{Ptr(p), Float32(1), Int32(1)}}}},
+		Warmup: -1, Reps: 2, Progress: func(done, total int) { last = total }})
+	if err != nil || last != 2 {
+		t.Errorf("Bench(Warmup: -1, Reps: 2) = %v with %d runs in all, want 2", err, last)
+	}
+}
+
 func TestWorkerCloseLeavesNoProcess(t *testing.T) {
 	w := openFake(t, time.Second)
 	pid := w.p.cmd.Process.Pid
@@ -341,6 +358,14 @@ type unregistered struct{}
 
 func (unregistered) Serve(*Exec) (any, error) { return nil, nil }
 
+// oddAnswer is an answer whose type no library registered.
+type oddAnswer struct{ X int }
+
+// askOdd is a registered request whose answer cannot cross the pipe.
+type askOdd struct{}
+
+func (askOdd) Serve(*Exec) (any, error) { return oddAnswer{1}, nil }
+
 // parentOnly is a request only the parent process knows: a worker that
 // was built without the library that registers it.
 type parentOnly struct{ N int }
@@ -348,7 +373,7 @@ type parentOnly struct{ N int }
 func (parentOnly) Serve(*Exec) (any, error) { return nil, nil }
 
 func init() {
-	RegisterLibrary(Library{Name: "echo", Types: []any{echo{}}})
+	RegisterLibrary(Library{Name: "echo", Types: []any{echo{}, askOdd{}}})
 	if os.Getenv(workerEnv) == "" {
 		RegisterLibrary(Library{Name: "parent only", Types: []any{parentOnly{}}})
 	}
@@ -382,5 +407,12 @@ func TestWorkerCall(t *testing.T) {
 	}
 	if got, err := w.Call(echo{"ok"}); err != nil || got != "ko" {
 		t.Errorf("Call after an unreadable call = %q, %v; want a fresh worker to answer", got, err)
+	}
+	restarts = w.Restarts()
+	if _, err := w.Call(askOdd{}); err == nil || !strings.Contains(err.Error(), "cannot cross to the caller") {
+		t.Errorf("Call(an answer of an unregistered type) = %v, want an error saying it cannot cross", err)
+	}
+	if got, err := w.Call(echo{"ok"}); err != nil || got != "ko" || w.Restarts() != restarts {
+		t.Errorf("Call after an answer that could not cross = %q, %v, %d restarts; want the same worker to answer", got, err, w.Restarts()-restarts)
 	}
 }

@@ -65,8 +65,9 @@ func (s *Session) Banner(version string) string {
 }
 
 // WriteDevice describes the GPU to w as a table: what the driver reports,
-// free memory and cuDNN's version. Without a GPU it says why in one
-// sentence, that lessons replay, and whether kernels still compile.
+// the libraries' versions, free memory, and why a library did not load.
+// Without a GPU it says why in one sentence, that lessons replay, and
+// whether kernels still compile.
 func (s *Session) WriteDevice(w io.Writer) {
 	if !s.Live() {
 		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", s.NoGPU)
@@ -75,16 +76,25 @@ func (s *Session) WriteDevice(w io.Writer) {
 		}
 		return
 	}
+	info := s.Dev.Info()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range s.Dev.Info().Rows() {
+	for _, row := range info.Rows() {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
 	if free, total, err := s.Dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
-	for _, lib := range gpu.LibraryVersions() {
-		if lib.Err != nil { // lessons 10 and 11 replay their results without cuDNN
-			fmt.Fprintf(tw, "%s\t%s\n", lib.Name, unavailable(lib.Err))
+	var missing []string // loaded in the worker are in info's rows already
+	for _, name := range gpu.Libraries() {
+		if _, ok := info.Libraries[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		for _, lib := range gpu.LibraryVersions(missing...) {
+			if lib.Err != nil { // lessons 10 and 11 replay their results without cuDNN
+				fmt.Fprintf(tw, "%s\t%s\n", lib.Name, unavailable(lib.Err))
+			}
 		}
 	}
 	tw.Flush()
