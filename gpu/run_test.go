@@ -30,7 +30,7 @@ func TestCaptureRules(t *testing.T) {
 		{Copy{Kind: DeviceToDevice, Dst: uint64(base), Src: uint64(base + 0x80), Bytes: 4}, "", base},
 		{Copy{Kind: HostToDevice, Dst: 0x9000, Src: 0x10, Bytes: 4}, "", 0},
 		{launch(SlotPtr(1)), "takes a slot's pointer, which a graph cannot follow", 0},
-		{launch(Ptr(base + 4), Int32(3)), "", base},
+		{launch(Ptr(base+4), Int32(3)), "", base},
 		{launch(Ptr(0x9000)), "", 0},
 	}
 	for _, tt := range tests {
