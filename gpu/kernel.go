@@ -195,11 +195,8 @@ func (l Launch) Prepare(x *Exec) (Step, error) {
 
 // kernelsOf lists the kernels op launches, for a Worker to load first.
 func kernelsOf(op Op) []Kernel {
-	if l, ok := op.(Launch); ok {
+	if l, ok := unwrapped(op).(Launch); ok {
 		return []Kernel{l.Kernel}
-	}
-	if inner, _ := unwrap(op); inner != op {
-		return kernelsOf(inner)
 	}
 	return nil
 }

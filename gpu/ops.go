@@ -185,6 +185,13 @@ func (s OnStream) Prepare(x *Exec) (Step, error) {
 		}}, nil
 }
 
+// unwrapped is the op an OnStream wraps, or op itself. (Ops may hold maps,
+// so they are never compared.)
+func unwrapped(op Op) Op {
+	inner, _ := unwrap(op)
+	return inner
+}
+
 // unwrap is the op an OnStream wraps, and its stream; any other op, on
 // stream 0.
 func unwrap(op Op) (Op, int) {

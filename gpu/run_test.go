@@ -67,3 +67,29 @@ func TestPrepareRefusesNoWork(t *testing.T) {
 		t.Errorf("prepare(no work) = %v, want it refused by name", err)
 	}
 }
+
+// uncomparable is an op holding a map, as a cuDNN graph's execution does:
+// nothing may compare ops with ==.
+type uncomparable struct{ M map[int]int }
+
+func (uncomparable) Name() string                { return "uncomparable" }
+func (uncomparable) Prepare(*Exec) (Step, error) { return Step{Enqueue: func() error { return nil }}, nil }
+
+func TestKernelsOf(t *testing.T) {
+	k := Kernel{Name: "k", Image: "img"}
+	tests := []struct {
+		op   Op
+		want []Kernel
+	}{
+		{Launch{Kernel: k}, []Kernel{k}},
+		{OnStream{2, Launch{Kernel: k}}, []Kernel{k}},
+		{Memset{}, nil},
+		{uncomparable{M: map[int]int{}}, nil},
+		{OnStream{1, uncomparable{M: map[int]int{}}}, nil},
+	}
+	for _, tt := range tests {
+		if got := kernelsOf(tt.op); !slices.Equal(got, tt.want) {
+			t.Errorf("kernelsOf(%s) = %v, want %v", tt.op.Name(), got, tt.want)
+		}
+	}
+}
