@@ -72,8 +72,10 @@ func TestPrepareRefusesNoWork(t *testing.T) {
 // nothing may compare ops with ==.
 type uncomparable struct{ M map[int]int }
 
-func (uncomparable) Name() string                { return "uncomparable" }
-func (uncomparable) Prepare(*Exec) (Step, error) { return Step{Enqueue: func() error { return nil }}, nil }
+func (uncomparable) Name() string { return "uncomparable" }
+func (uncomparable) Prepare(*Exec) (Step, error) {
+	return Step{Enqueue: func() error { return nil }}, nil
+}
 
 func TestKernelsOf(t *testing.T) {
 	k := Kernel{Name: "k", Image: "img"}
