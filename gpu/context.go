@@ -36,7 +36,7 @@ type Context struct {
 	events    map[int]uintptr      // Record's and WaitFor's events, by number
 	afterCall []func()             // what Exec.AfterCall deferred to the end of the call
 	libState  map[any]any          // a library's state, by its key (Exec.State)
-	flushBuf  DevicePtr
+	flush     *l2Flush // Bench's L2 flush, made on first use
 	poison    error // the sticky fault that made the context unusable
 }
 
@@ -178,8 +178,8 @@ func (c *Context) release() {
 	for p, h := range c.host {
 		c.freeHost(p, h)
 	}
-	if c.flushBuf != 0 {
-		d.cuMemFree(uint64(c.flushBuf))
+	if c.flush != nil {
+		c.flush.release(d)
 	}
 	for _, m := range c.modules {
 		d.cuModuleUnload(m)

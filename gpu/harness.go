@@ -1,11 +1,15 @@
 package gpu
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
+
+	"cudarepl/internal/dl"
 )
 
 // Bench describes a measurement. Each repetition enqueues one list of ops
@@ -17,7 +21,7 @@ type Bench struct {
 	Ops      [][]Op
 	Warmup   int  // untimed repetitions first; 3 when 0, none when negative
 	Reps     int  // timed repetitions; 20 when 0
-	FlushL2  bool // overwrite an L2-sized buffer before each repetition (not timed)
+	FlushL2  bool // evict L2 before each repetition, by reading twice its size (not timed)
 	HostWall bool // also time, on the host, how long enqueueing each repetition takes
 
 	// Progress, if set, is called after each repetition, warm-up included,
@@ -221,23 +225,94 @@ func (c *Context) bench(b Bench) (Timing, error) {
 	return t, nil
 }
 
-// l2Flusher returns an op that overwrites twice the L2 size, so that the
-// next repetition finds none of its inputs in L2.
+// l2FlushPTX is the flush kernel, l2flush.cu compiled to PTX, which the
+// driver compiles for the GPU: Bench needs no NVRTC.
+//
+//go:embed l2flush.ptx
+var l2FlushPTX string
+
+// l2Flush is what flushes L2 between a Bench's repetitions: a buffer of
+// twice the L2 size, of zeros, and a kernel that reads it all. Reading, not
+// writing: a flush that writes leaves L2 full of dirty lines, whose
+// write-back to DRAM is then timed with the next repetition (measured on
+// the H100: a stride-1 read of 2²² floats timed 24 % slow). Reading evicts
+// what the last repetition left, dirty or not, and writes it back while
+// the flush runs, outside the timed window, and leaves only clean lines.
+type l2Flush struct {
+	buf        DevicePtr
+	module, fn uintptr
+	args       *params
+	grid       Dim3
+}
+
+// l2Flusher returns what flushes L2 before a repetition, making it on
+// first use.
 func (c *Context) l2Flusher() (func() error, error) {
+	if c.flush == nil {
+		f, err := c.newL2Flush()
+		if err != nil {
+			return nil, fmt.Errorf("gpu: L2 flush: %w", err)
+		}
+		c.flush = f
+	}
+	f := c.flush
+	return func() error {
+		return c.d.check(c.d.launch(f.fn, f.grid, Dim(256), 0, c.stream, f.args.array()), "cuLaunchKernel", "L2 flush")
+	}, nil
+}
+
+func (c *Context) newL2Flush() (*l2Flush, error) {
+	d := c.d
 	bytes := 2 * c.info.L2Bytes
 	if bytes == 0 {
 		bytes = 128 << 20
 	}
-	if c.flushBuf == 0 {
-		var p uint64
-		if err := c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", "L2 flush buffer"); err != nil {
-			return nil, err
-		}
-		c.flushBuf = DevicePtr(p)
+	f := &l2Flush{grid: Dim(4 * max(c.info.SMs, 1))}
+	var p uint64
+	if err := d.check(d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", "L2 flush buffer"); err != nil {
+		return nil, err
 	}
-	return func() error {
-		return c.d.check(c.d.cuMemsetD32Async(uint64(c.flushBuf), 0, uint64(bytes/4), c.stream), "cuMemsetD32Async", "L2 flush")
-	}, nil
+	f.buf = DevicePtr(p)
+	if err := errors.Join(d.check(d.cuMemsetD32Async(p, 0, uint64(bytes/4), c.stream), "cuMemsetD32Async", "L2 flush buffer"),
+		c.sync("L2 flush buffer")); err != nil {
+		f.release(d)
+		return nil, err
+	}
+	ptx := dl.CString(l2FlushPTX)
+	var pin runtime.Pinner
+	pin.Pin(&ptx[0])
+	err := d.check(d.cuModuleLoadData(&f.module, &ptx[0]), "cuModuleLoadData", "l2flush.ptx")
+	pin.Unpin()
+	if err != nil {
+		f.release(d)
+		return nil, err
+	}
+	if err := d.check(d.cuModuleGetFunction(&f.fn, f.module, "cudarepl_l2_flush"), "cuModuleGetFunction", "cudarepl_l2_flush"); err != nil {
+		f.release(d)
+		return nil, err
+	}
+	// The words never XOR to the kernel's magic value, so it never writes
+	// to its sink: the buffer itself.
+	args, err := packArgs(d, []Arg{Ptr(f.buf), Int64(bytes / 16), Ptr(f.buf)})
+	if err != nil {
+		f.release(d)
+		return nil, err
+	}
+	f.args = args
+	return f, nil
+}
+
+// release frees the flush's buffer, module and arguments.
+func (f *l2Flush) release(d *driverAPI) {
+	if f.args != nil {
+		f.args.release()
+	}
+	if f.module != 0 {
+		d.cuModuleUnload(f.module)
+	}
+	if f.buf != 0 {
+		d.cuMemFree(uint64(f.buf))
+	}
 }
 
 // benchCall times a Bench in the worker, reporting progress as it goes.

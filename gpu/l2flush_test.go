@@ -1,0 +1,36 @@
+package gpu
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"cudarepl/nvrtc"
+)
+
+// TestL2FlushPTX: the embedded PTX is what l2flush.cu compiles to, where
+// NVRTC 11.8 is here to say so.
+func TestL2FlushPTX(t *testing.T) {
+	src, err := os.ReadFile("l2flush.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := nvrtc.Compile(nvrtc.Source{Name: "l2flush.cu", Code: string(src)}, nvrtc.CompileOptions{Arch: "sm_52", NoCache: true})
+	if errors.Is(err, ErrNoGPU) {
+		t.Skipf("needs NVRTC (Debian: libnvrtc11.2 from non-free): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.NVRTC != "11.8" {
+		t.Skipf("l2flush.ptx is NVRTC 11.8's output; this is NVRTC %s", img.NVRTC)
+	}
+	body := func(ptx string) string { return ptx[strings.Index(ptx, ".version"):] }
+	if body(img.PTX) != body(l2FlushPTX) {
+		t.Errorf("l2flush.ptx is not what l2flush.cu compiles to; write NVRTC 11.8's PTX for sm_52 into it:\n%s", body(img.PTX))
+	}
+	if !strings.Contains(l2FlushPTX, "ld.global.cg.v4.u32") || strings.Count(l2FlushPTX, "st.global") != 1 {
+		t.Errorf("the flush must read through L2 (ld.global.cg) and store only its sink")
+	}
+}
