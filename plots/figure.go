@@ -286,6 +286,11 @@ func (f Lines) Plot() (*plot.Plot, error) {
 	if minY > maxY { // only crosses on the axis: no scale to speak of
 		minY, maxY = 1, 1
 	}
+	if f.LogX && minX == maxX && minX > 0 {
+		// One x value (a sweep over one size): gonum would widen the
+		// range by ±1, which on a log axis can reach 0 and panic.
+		p.X.Min, p.X.Max = minX/2, maxX*2
+	}
 	// Crosses with no y sit just above the x axis.
 	bottom := 0.02 * maxY
 	if f.LogY {

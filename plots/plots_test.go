@@ -234,3 +234,14 @@ func TestLogAxisWhenWide(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSizeOnLogAxis: a sweep over one size (the REPL's "bench 2^22")
+// draws on a log x axis; it once widened the range to reach 0 and panicked.
+func TestOneSizeOnLogAxis(t *testing.T) {
+	f := Lines{Title: "one size", XLabel: "stride", YLabel: "GB/s", LogX: true,
+		Series: []Series{{Name: "read_stride", X: []float64{1}, Y: []float64{2300}}, {Name: "copy", X: []float64{1}, Y: []float64{2887}, Baseline: true}}}
+	paths, err := Save(f, t.TempDir(), "one-size")
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("Save(one size on a log axis) = %v, %v", paths, err)
+	}
+}
