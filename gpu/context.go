@@ -36,8 +36,8 @@ type Context struct {
 	events    map[int]uintptr      // Record's and WaitFor's events, by number
 	afterCall []func()             // what Exec.AfterCall deferred to the end of the call
 	libState  map[any]any          // a library's state, by its key (Exec.State)
-	flush     *l2Flush // Bench's L2 flush, made on first use
-	poison    error // the sticky fault that made the context unusable
+	flush     *l2Flush             // Bench's L2 flush, made on first use
+	poison    error                // the sticky fault that made the context unusable
 }
 
 type hostAlloc struct {
