@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"cudarepl/nvml"
 	"cudarepl/nvrtc"
 )
 
@@ -37,6 +38,8 @@ type Context struct {
 	afterCall []func()             // what Exec.AfterCall deferred to the end of the call
 	libState  map[any]any          // a library's state, by its key (Exec.State)
 	flush     *l2Flush             // Bench's L2 flush, made on first use
+	nvml      *nvml.Device         // this GPU in NVML, for Bench's conditions; nil until opened, or where NVML cannot be read
+	nvmlErr   error                // why NVML cannot be read
 	poison    error                // the sticky fault that made the context unusable
 }
 

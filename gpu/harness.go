@@ -61,6 +61,9 @@ type Timing struct {
 	Name   string
 	Device []time.Duration // between the CUDA events around each repetition
 	Host   []time.Duration // host wall time to enqueue each repetition (Bench.HostWall)
+	// Conditions is what the GPU reported while the repetitions ran; no
+	// samples where NVML cannot be read.
+	Conditions Conditions
 }
 
 // Stats summarizes the device times.
@@ -160,9 +163,9 @@ func (c *Context) Bench(b Bench) (Timing, error) {
 	return t, err
 }
 
-func (c *Context) bench(b Bench) (Timing, error) {
+func (c *Context) bench(b Bench) (t Timing, err error) {
 	d := c.d
-	t := Timing{Name: b.Name}
+	t = Timing{Name: b.Name}
 	runs := make([]prepared, len(b.Ops))
 	for i, ops := range b.Ops {
 		p, err := c.prepare(ops)
@@ -186,6 +189,8 @@ func (c *Context) bench(b Bench) (Timing, error) {
 	defer d.cuEventDestroy(start)
 	defer d.cuEventDestroy(end)
 
+	stopSampling := c.sampleConditions()
+	defer func() { t.Conditions = stopSampling() }()
 	total := b.Warmup + b.Reps
 	for i := 0; i < total; i++ {
 		if flush != nil {

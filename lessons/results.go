@@ -49,11 +49,27 @@ type Result struct {
 	Detail    string  `json:"detail,omitempty"`         // why: a failed check's first mismatch, the refusal's reason
 	NeedMem   int64   `json:"need_mem_bytes,omitempty"` // out of memory: the device memory the size needs
 
+	// Conditions is what the GPU reported while it was measured: clocks,
+	// power, temperature and throttle reasons (nil where NVML could not
+	// be read, and in results recorded before they were kept).
+	Conditions *gpu.Conditions `json:"conditions,omitempty"`
+
 	GPU    string `json:"gpu"`
 	Driver string `json:"driver"`
 	CUDA   string `json:"cuda"`
 	Date   string `json:"date"`
 	Mode   string `json:"mode"` // "live" or "replayed"
+}
+
+// conditionsOf is what the GPU reported across the measurements of rs.
+func conditionsOf(rs []Result) gpu.Conditions {
+	var c gpu.Conditions
+	for _, r := range rs {
+		if r.Conditions != nil {
+			c = c.Merge(*r.Conditions)
+		}
+	}
+	return c
 }
 
 // WithTimes returns r with its median, min, max and repetitions taken from st.

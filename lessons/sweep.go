@@ -244,6 +244,9 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	}
 	st := t.Stats()
 	r = r.WithTimes(st)
+	if t.Conditions.Samples > 0 {
+		r.Conditions = &t.Conditions
+	}
 	r.Throughput = p.units(st.Rate(p.Work(s)))
 	r.Passed = true
 	return r, nil
@@ -290,6 +293,9 @@ func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 	rs = env.withPeaks(p, rs)
 	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, ResultSet{Results: rs}.Source())
 	env.PrintTable(benchTable(p, rs))
+	if c := conditionsOf(rs); c.Samples > 0 {
+		env.printf("While it ran: %s.\n", c)
+	}
 	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
 	}

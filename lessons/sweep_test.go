@@ -18,7 +18,8 @@ import (
 // every bench "takes" 1 ms. Methods it lacks panic through the nil embed.
 type fakeDev struct {
 	gpu.Device
-	next gpu.DevicePtr
+	next    gpu.DevicePtr
+	benches int // the SM clock falls by 100 MHz a bench
 }
 
 func (f *fakeDev) Info() gpu.DeviceInfo                 { return gpu.DeviceInfo{Name: "Fake GPU", L2Bytes: 1 << 20} }
@@ -27,7 +28,9 @@ func (f *fakeDev) Alloc(n int64) (gpu.DevicePtr, error) { f.next += 1 << 20; ret
 func (f *fakeDev) Free(gpu.DevicePtr) error             { return nil }
 func (f *fakeDev) Run(...gpu.Op) error                  { return nil }
 func (f *fakeDev) Bench(b gpu.Bench) (gpu.Timing, error) {
-	return gpu.Timing{Device: []time.Duration{time.Millisecond}}, nil
+	f.benches++
+	return gpu.Timing{Device: []time.Duration{time.Millisecond},
+		Conditions: gpu.Conditions{Samples: 2, SMClockMHz: [2]int{1980 - 100*f.benches, 1980}, MemClockMHz: 2619, PowerW: 400, PowerLimitW: 700, TempC: 50}}, nil
 }
 
 // liveEnv is an Env on d, seen through v, as Open gives one on a GPU.
@@ -71,6 +74,14 @@ func TestSweepStopsOnCancel(t *testing.T) {
 	// 1e6 bytes in 1 ms is 1 GB/s.
 	if r := env.Results.Results[0]; r.Throughput != 1 || r.Ceiling == 0 {
 		t.Errorf("first result: %.3g GB/s, ceiling %.3g", r.Throughput, r.Ceiling)
+	}
+	// Each measurement keeps what the GPU reported while it ran, and the
+	// table says it for its points (the copy ceiling is measured first).
+	if r := env.Results.Results[1]; r.Conditions == nil || r.Conditions.SMClockMHz != [2]int{1680, 1980} {
+		t.Errorf("second result's conditions = %+v, want the SM clock at 1680–1980 MHz", r.Conditions)
+	}
+	if want := "While it ran: SM clock 1680–1980 MHz, memory 2619 MHz, up to 400 W of 700 W, 50 °C."; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
 

@@ -47,7 +47,7 @@ func cudaLibDirs() []string {
 
 // HideEnv names the variable that makes cudarepl treat things that are
 // installed as if they were not: a comma-separated list of "driver",
-// "nvrtc", "cublas", "cudnn", "sanitizer" and "jupyter". It shows what a
+// "nvrtc", "cublas", "cudnn", "nvml", "sanitizer" and "jupyter". It shows what a
 // machine without them gets (replay mode, kernels not compiled), and lets
 // a test run as it would on such a machine.
 const HideEnv = "CUDAREPL_HIDE"

@@ -18,7 +18,7 @@ const module = "cudarepl/"
 // import only packages of lower floors.
 var floors = [][]string{
 	{"internal/dl", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
-	{"nvrtc"},
+	{"nvrtc", "nvml"},
 	{"gpu", "kernels"},
 	{"blas", "cudnnx", "gpu/sanitizer", "internal/gputest"},
 	{"worker", "lessons"},
