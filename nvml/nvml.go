@@ -21,6 +21,8 @@ type api struct {
 	nvmlDeviceGetEnforcedPowerLimit           func(dev uintptr, mw *uint32) int32
 	nvmlDeviceGetTemperature                  func(dev uintptr, sensor int32, c *uint32) int32
 	nvmlDeviceGetCurrentClocksThrottleReasons func(dev uintptr, reasons *uint64) int32
+	// The same, under the name newer drivers give it; one of the two is bound.
+	nvmlDeviceGetCurrentClocksEventReasons func(dev uintptr, reasons *uint64) int32
 }
 
 // nvmlClockType_t and nvmlTemperatureSensors_t values, from nvml.h.
@@ -45,8 +47,15 @@ var load = sync.OnceValues(func() (*api, error) {
 		"nvmlDeviceGetEnforcedPowerLimit":           &a.nvmlDeviceGetEnforcedPowerLimit,
 		"nvmlDeviceGetTemperature":                  &a.nvmlDeviceGetTemperature,
 		"nvmlDeviceGetCurrentClocksThrottleReasons": &a.nvmlDeviceGetCurrentClocksThrottleReasons,
-	}); err != nil {
+		"nvmlDeviceGetCurrentClocksEventReasons":    &a.nvmlDeviceGetCurrentClocksEventReasons,
+	}, "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetCurrentClocksEventReasons"); err != nil {
 		return nil, err
+	}
+	if a.nvmlDeviceGetCurrentClocksThrottleReasons == nil {
+		a.nvmlDeviceGetCurrentClocksThrottleReasons = a.nvmlDeviceGetCurrentClocksEventReasons
+	}
+	if a.nvmlDeviceGetCurrentClocksThrottleReasons == nil {
+		return nil, &dl.UnavailableError{Reason: lib.Name + " has neither nvmlDeviceGetCurrentClocksThrottleReasons nor nvmlDeviceGetCurrentClocksEventReasons"}
 	}
 	if err := a.check(a.nvmlInit(), "nvmlInit_v2"); err != nil {
 		return nil, err
