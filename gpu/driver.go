@@ -85,6 +85,11 @@ type driverAPI struct {
 	cuMemPoolSetAttribute     func(pool uintptr, attr int32, v unsafe.Pointer) cuResult
 	cuGraphExecUpdate         func(exec, graph uintptr, info unsafe.Pointer) cuResult
 
+	// cuProfilerStart and cuProfilerStop open and close the window a
+	// profiler started with --profile-from-start off records (Profile).
+	cuProfilerStart func() cuResult
+	cuProfilerStop  func() cuResult
+
 	// cuTensorMapEncodeTiled is nil on drivers older than CUDA 12.
 	cuTensorMapEncodeTiled func(tmap unsafe.Pointer, dtype int32, rank uint32, addr uint64, dims, strides *uint64,
 		box, elemStrides *uint32, interleave, swizzle, l2Promotion, oobFill int32) cuResult
@@ -151,7 +156,9 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 		"cuMemPoolGetAttribute":       &d.cuMemPoolGetAttribute,
 		"cuMemPoolSetAttribute":       &d.cuMemPoolSetAttribute,
 		"cuGraphExecUpdate_v2":        &d.cuGraphExecUpdate,
-	}, "cuTensorMapEncodeTiled", "cuMemAllocAsync", "cuMemFreeAsync", "cuDeviceGetDefaultMemPool",
+		"cuProfilerStart":             &d.cuProfilerStart,
+		"cuProfilerStop":              &d.cuProfilerStop,
+	}, "cuProfilerStart", "cuProfilerStop", "cuTensorMapEncodeTiled", "cuMemAllocAsync", "cuMemFreeAsync", "cuDeviceGetDefaultMemPool",
 		"cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "cuGraphExecUpdate_v2")
 	if err != nil {
 		return nil, err

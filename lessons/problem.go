@@ -111,6 +111,10 @@ type Problem struct {
 	// Work is what one run does, in the unit's numerator: bytes moved for
 	// GB/s, floating-point operations for TFLOP/s, kernels for kernels/ms.
 	Work func(s Size) float64
+	// Bytes, if set, is the DRAM traffic the code must cause at size s, in
+	// bytes, which a profile shows beside what DRAM moved; Work where the
+	// unit is GB/s, when nil.
+	Bytes func(s Size) float64
 	// SizeLabel names a size in tables; Size.String when nil.
 	SizeLabel func(s Size) string
 	// Kernels is the file in package kernels that the impls come from; the

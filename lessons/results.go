@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/gpu/profiler"
 )
 
 // ResultSchema names the JSON layout of results files.
@@ -20,7 +21,7 @@ const ResultSchema = "cudarepl-results/1"
 type Result struct {
 	Lesson  string `json:"lesson"`
 	Step    string `json:"step"`
-	Kind    string `json:"kind"`    // "bench", "check" or "ceiling"
+	Kind    string `json:"kind"`    // "bench", "check", "ceiling" or "profile"
 	Variant string `json:"variant"` // kernel or library call, e.g. "vadd_v2", "cuBLAS"
 	Size    string `json:"size"`    // e.g. "n=1048576", "4096×4096×4096"
 	Dims    []int  `json:"dims"`
@@ -53,6 +54,10 @@ type Result struct {
 	// power, temperature and throttle reasons (nil where NVML could not
 	// be read, and in results recorded before they were kept).
 	Conditions *gpu.Conditions `json:"conditions,omitempty"`
+
+	// Kernels, in a profile (Kind "profile"), are the kernels Nsight
+	// Compute measured in one run of the variant, with their counters.
+	Kernels []profiler.Kernel `json:"kernels,omitempty"`
 
 	GPU    string `json:"gpu"`
 	Driver string `json:"driver"`

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"cudarepl/gpu"
 	"cudarepl/gpu/sanitizer"
 )
 
@@ -76,17 +75,12 @@ func (e *Env) Sanitize(tool string, fn func(env *Env) error) error {
 	if err != nil {
 		return err
 	}
-	w, err := gpu.Open(gpu.Options{Wrap: wrap, Stderr: e.stderr, Timeout: e.timeout})
+	sub, w, err := e.wrapped(wrap)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	// A session of its own on that worker, seen through e's view: what was
-	// compiled and said once is shared; what was loaded and measured on
-	// e's worker is not.
-	s := newSession(w, nil)
-	s.images, s.noted, s.timeout, s.stderr, s.sanitizing = e.images, e.noted, e.timeout, e.stderr, tool
-	sub := &Env{Session: s, View: e.View}
+	sub.sanitizing = tool
 	e.printf("Under compute-sanitizer %s: every kernel runs instrumented, tens of times slower.\n", tool)
 	runErr := fn(sub)
 	findings, err := sanitizer.Report(w, tool)

@@ -28,6 +28,10 @@ type Sweep struct {
 	Extra      bool
 	ExtraLabel string
 	Ladder     bool // also draw each impl's share of the library impl, as bars, at the largest size
+	// ProfileSizes, if set, are the sizes `profile` runs the sweep's impls
+	// at, a row each; else a ladder's largest size, and a sweep of a
+	// problem no ladder covers at its largest size within 1 GiB.
+	ProfileSizes []Size
 }
 
 // Kind is "sweep".

@@ -76,6 +76,12 @@ func Blocks(slug string, n int, blocks ...int) { report(inCell().Blocks(slug, n,
 // "initcheck"), and lists what the sanitizer found.
 func Sanitize(slug, tool, code string) { report(inCell().Sanitize(slug, tool, code)) }
 
+// Profile shows why each version of the lesson's ladders is as fast as it
+// is, as the REPL's "profile" does: Nsight Compute's counters for one run
+// of each (all of them, or the variants named), measured where ncu is
+// installed and recorded with the lesson elsewhere.
+func Profile(slug string, variants ...string) { report(inCell().Profile(slug, variants...)) }
+
 // Fuse is runtime fusion, as the REPL's "fuse" does it: the elementwise
 // expression (over named fp32 inputs, e.g. "sigmoid(a + b*c)") written as
 // one kernel and as one kernel an operation, compiled with NVRTC, and on a
@@ -284,6 +290,13 @@ func (c *Cell) Blocks(slug string, n int, blocks ...int) error {
 		}
 		s := l.Steps[n-1]
 		return s.Action.Do(env, l, s.Title)
+	})
+}
+
+// Profile profiles the lesson's ladders, or the variants named.
+func (c *Cell) Profile(slug string, variants ...string) error {
+	return c.in(slug, nil, func(l *lessons.Lesson, env *lessons.Env) error {
+		return env.Profile(l, lessons.ProfileOptions{Variants: variants})
 	})
 }
 

@@ -291,3 +291,106 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	}
 	return err
 }
+
+// profileArgs is what profile was asked to do, on the command line or in
+// the REPL, which take the same flags.
+type profileArgs struct {
+	lesson   string // "" in the REPL means the open lesson
+	variants []string
+	step     int
+	file     string // a learner's .cu file, profiled beside the version it is judged like
+	variant  string // the kernel in file
+	like     string
+	json     string // write the profile's results here
+}
+
+const profileUsage = "profile <lesson> [variant…] [--step N] [--kernel FILE.cu [--variant NAME] [--like VERSION]] [--json FILE]"
+
+// parseProfile reads profile's arguments: the lesson (unless inREPL), then
+// variants; a positional argument ending in .cu is the file to profile.
+func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, error) {
+	fs, _ := newFlags("profile", stderr)
+	var p profileArgs
+	fs.IntVar(&p.step, "step", 0, "profile only this step (from 1), a sweep")
+	fs.StringVar(&p.file, "kernel", "", "a .cu file whose kernel to profile beside the version it is judged like")
+	fs.StringVar(&p.variant, "variant", "", "the kernel in --kernel to profile (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&p.like, "like", "", "the version it is launched like and profiled beside (default: the exercise's)")
+	fs.StringVar(&p.json, "json", "", "write the profile's results to this file")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return p, usageError{err.Error()}
+	}
+	prefix := "cudarepl "
+	if inREPL {
+		prefix = ""
+	}
+	for _, a := range pos {
+		switch {
+		case strings.HasSuffix(a, ".cu") && p.file == "":
+			p.file = a
+		case !inREPL && p.lesson == "":
+			p.lesson = a
+		default:
+			p.variants = append(p.variants, a)
+		}
+	}
+	if !inREPL && p.lesson == "" || (p.variant != "" || p.like != "") && p.file == "" || p.file != "" && p.variants != nil {
+		return p, usageError{"usage: " + prefix + profileUsage}
+	}
+	return p, nil
+}
+
+// cmdProfile profiles a lesson's versions under Nsight Compute.
+func cmdProfile(args []string, stdout, stderr io.Writer) error {
+	p, err := parseProfile(args, false, stderr)
+	if err != nil {
+		return err
+	}
+	l, err := lessons.Find(p.lesson)
+	if err != nil {
+		return usageError{"cudarepl: " + err.Error()}
+	}
+	s, err := openSession(stdout, "")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if p.json != "" && !s.env.Live() {
+		return fmt.Errorf("--json: no GPU here (%v), so nothing would be profiled", s.env.NoGPU)
+	}
+	fmt.Fprintln(stdout, s.banner())
+	return runProfile(s.env, l, p, stdout)
+}
+
+// runProfile does what profile was asked, in env, for the command line
+// and the REPL alike.
+func runProfile(env *lessons.Env, l *lessons.Lesson, p profileArgs, out io.Writer) error {
+	o := lessons.ProfileOptions{Variants: p.variants, Step: p.step}
+	if p.step < 0 || p.step > len(l.Steps) {
+		return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", p.step, l.Slug, len(l.Steps))}
+	}
+	if p.file != "" {
+		code, err := os.ReadFile(p.file)
+		if err != nil {
+			return usageError{"cudarepl: " + err.Error()}
+		}
+		o.Mine = &lessons.Submission{File: filepath.Base(p.file), Code: string(code), Kernel: p.variant, Like: p.like}
+	}
+	err := env.Profile(l, o)
+	if p.json != "" {
+		var set lessons.ResultSet
+		for _, r := range env.Results.Results {
+			if r.Kind == "profile" && r.Lesson == l.Slug {
+				set.Results = append(set.Results, r)
+			}
+		}
+		if len(set.Results) > 0 {
+			// Written even after a failure, so that a long run is not lost.
+			if werr := lessons.WriteResults(p.json, set); werr != nil {
+				return errors.Join(err, werr)
+			}
+			fmt.Fprintf(out, "results: %s (%d)\n", p.json, len(set.Results))
+		}
+	}
+	return err
+}

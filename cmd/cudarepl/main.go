@@ -8,6 +8,7 @@
 //	cudarepl check --all                      check every lesson
 //	cudarepl check <lesson> --kernel FILE.cu  judge a kernel file
 //	cudarepl bench <lesson> [--json FILE]     measure a lesson
+//	cudarepl profile <lesson> [variant…]      its hardware counters (Nsight Compute)
 //	cudarepl notebooks                        write the lessons' notebooks
 //	cudarepl device                           describe the GPU
 //	cudarepl version                          print the version
@@ -41,6 +42,10 @@ Usage:
                                             (lesson 3's exercise: a .sched schedule)
   cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
                                             measure a lesson (sizes like 2^20 or 1000x1003x517)
+  cudarepl profile <lesson> [variant…] [--step N] [--kernel FILE.cu [--like VERSION]] [--json FILE]
+                                            why each version is as fast as it is: hardware
+                                            counters from Nsight Compute (ncu), a table per
+                                            ladder; without a GPU, the recorded ones
   cudarepl notebooks [--dir DIR]            write every lesson's Jupyter notebook (GoNB)
   cudarepl notebooks run FILE.ipynb [--out FILE]
                                             run a notebook's cells here, without Jupyter
@@ -70,6 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitStatus(stderr, cmdCheck(args[1:], stdout, stderr))
 	case "bench":
 		return exitStatus(stderr, cmdBench(args[1:], stdout, stderr))
+	case "profile":
+		return exitStatus(stderr, cmdProfile(args[1:], stdout, stderr))
 	case "notebooks":
 		return exitStatus(stderr, cmdNotebooks(args[1:], stdout, stderr))
 	case "device":

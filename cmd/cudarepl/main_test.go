@@ -66,6 +66,12 @@ func TestCommandLines(t *testing.T) {
 		{"bench --step of a step that measures nothing", []string{"bench", "2", "--step", "1"}, 2, "", "--step 1: \"Kernel\" measures nothing"},
 		{"bench a bad size", []string{"bench", "2", "1e9"}, 2, "", `size "1e9"`},
 		{"bench an unknown flag", []string{"bench", "2", "--fast"}, 2, "", "flag provided but not defined: -fast"},
+		{"profile needs a lesson", []string{"profile"}, 2, "", "usage: cudarepl profile <lesson>"},
+		{"profile --variant needs --kernel", []string{"profile", "2", "--variant", "x"}, 2, "", "usage: cudarepl profile"},
+		{"profile --json without a GPU", []string{"profile", "2", "--json", "/tmp/x.json"}, 1, "", "--json: no GPU here"},
+		{"profile an unknown variant", []string{"profile", "2", "vadd_v9"}, 1, "", "vector-add has no variant vadd_v9 to profile"},
+		{"profile --step of prose", []string{"profile", "2", "--step", "1"}, 1, "", "step 1 of vector-add is not a sweep"},
+		{"profile a file without a GPU", []string{"profile", "2", "--kernel", "../../lessons/02-vector-add/testdata/solution.cu"}, 1, "", "profiling solution.cu needs a GPU and Nsight Compute"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -51,6 +51,7 @@ func init() {
 		{"run", "[<variant>]", "run the step again, or check one variant", "With a variant (any the lesson's steps run; quote a name with spaces or not), runs it once at every check size and checks every element against the CPU reference.", (*repl).runCmd},
 		{"check", "[<file.cu>] [flags]", "check the lesson's versions, your exercise, or a file", "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged (in lesson 3, 'check FILE.sched' judges a schedule). The flags are the command line's: --all, --kernel FILE.cu, --variant NAME, --like VERSION, --sanitize memcheck|racecheck|synccheck|initcheck.", (*repl).check},
 		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
+		{"profile", "[variant…] [flags]", "show why each version is as fast as it is: hardware counters", "Runs each version of the lesson's ladders once under Nsight Compute (ncu) and shows two tables per ladder: memory (time, DRAM bytes beside the bytes the lesson predicts, sectors per load, L1 and L2 hit rates, bank conflicts) and compute (SM busy, instructions, occupancy and what limits it, tensor pipe, the top warp stalls). Without a GPU the profiles recorded with the lesson show; without ncu one line says what to install. The flags are the command line's: --step N, --kernel FILE.cu [--variant NAME] [--like VERSION], --json FILE.", (*repl).profile},
 		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
 		{"edit", "[kernel <name>]", "edit your copy of the exercise, or of a kernel, then check it", "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.", (*repl).edit},
 		{"fuse", "[--n SIZE] <expression>", "fuse an elementwise expression into one kernel, check it and time it", "Writes the expression over named fp32 inputs (+ - * /, numbers, and abs cos exp log max min pow relu sigmoid sin sqrt tanh) as one kernel and as one kernel an operation, compiles both with NVRTC, and on a GPU checks both against the expression in float64 and times them beside the device-to-device copy, at 2^26 elements unless --n says otherwise: 'fuse sigmoid(a + b*c)'.", (*repl).fuse},
@@ -339,6 +340,18 @@ func (r *repl) bench(env *lessons.Env, args []string) error {
 	v := env.View
 	v.Sizes = sizes
 	return l.BenchAll(env.WithView(v))
+}
+
+func (r *repl) profile(env *lessons.Env, args []string) error {
+	l, err := r.needLesson()
+	if err != nil {
+		return err
+	}
+	p, err := parseProfile(args, true, r.out)
+	if err != nil {
+		return err
+	}
+	return runProfile(env, l, p, r.out)
 }
 
 func (r *repl) plot(env *lessons.Env, args []string) error {

@@ -20,7 +20,7 @@ var floors = [][]string{
 	{"internal/dl", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
 	{"nvrtc", "nvml"},
 	{"gpu", "kernels"},
-	{"blas", "cudnnx", "gpu/sanitizer", "internal/gputest"},
+	{"blas", "cudnnx", "gpu/profiler", "gpu/sanitizer", "internal/gputest"},
 	{"worker", "lessons"},
 	{"lessons/attn", "lessons/conv", "lessons/fusecmd", "lessons/lessontest"},
 	{"lessons/[0-9][0-9]-*"},
@@ -33,7 +33,7 @@ var floors = [][]string{
 var only = map[string][]string{
 	// The lessons framework knows the runtime, the kernels, the plots and
 	// the CPU numerics: no library, no lesson's shared code.
-	"lessons": {"gpu", "gpu/sanitizer", "nvrtc", "kernels", "plots", "numeric"},
+	"lessons": {"gpu", "gpu/profiler", "gpu/sanitizer", "nvrtc", "kernels", "plots", "numeric"},
 	// The entry points reach the GPU through the lessons (DESIGN.md).
 	"cmd/cudarepl": {"lessons", "lessons/all", "lessons/fusecmd", "notebook", "worker", "nvrtc", "plots"},
 	"notebook":     {"lessons", "lessons/all", "lessons/fusecmd", "worker", "plots", "fuse"},
