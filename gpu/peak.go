@@ -1,9 +1,12 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// The resources whose peak a GPU's attributes give: DRAM bandwidth, and
-// arithmetic in each precision (tensor cores for all but FP32).
+// The resources DeviceInfo.Peak gives a peak for: DRAM bandwidth, the host
+// link, and arithmetic in each precision (tensor cores for all but FP32).
 const (
 	PeakDRAM = "dram" // bytes per second between DRAM and the chip
 	PeakPCIe = "pcie" // bytes per second each way over the host link
@@ -29,11 +32,87 @@ var flopsPerSMClock = map[[2]int]map[string]float64{
 	{9, 0}: {PeakFP32: 256, PeakTF32: 2048, PeakFP16: 4096, PeakBF16: 4096, PeakFP8: 8192},
 }
 
-// Peak is what the GPU can do at most for one resource, computed from its
-// attributes: the rate (bytes/s for PeakDRAM, FLOP/s otherwise) and how it
-// was computed, e.g. "2 × 2619 MHz × 5120 bit". ok is false where the
-// driver does not report what it takes, or the architecture is not in the
-// table.
+// product is a GPU whose peaks NVIDIA publishes, and how to know it from
+// its attributes: compute capability and SM count, and words of its name,
+// which tell it from products with the same chip and SM count but other
+// memory or clocks (the H200, H100 NVL and GH200 have the H100 SXM's 132
+// SMs; the A100's 40 and 80 GB differ in bandwidth).
+type product struct {
+	name         string // as NVIDIA's datasheet calls it, e.g. "H100 SXM"
+	major, minor int
+	sms          int
+	nameHas      []string // each is in DeviceInfo.Name
+	memory       string   // the DRAM, e.g. "HBM3"
+	dram         float64  // bytes per second
+	flops        map[string]figure
+}
+
+// figure is one of NVIDIA's dense arithmetic peaks, in FLOP/s, and the SM
+// clock it is quoted at.
+type figure struct {
+	rate float64
+	mhz  int
+}
+
+// products are the GPUs the course knows, with NVIDIA's dense figures
+// (the datasheets' tensor-core figures with sparsity are twice these).
+// They sit below SMs × the driver's maximum clock × flopsPerSMClock where
+// NVIDIA quotes them at a lower clock: table 3 of the H100 whitepaper
+// gives the H100 SXM 1830 MHz for tensor-core work and 1980 MHz for the
+// rest. TestPeakTableArithmetic checks each figure against its clock.
+var products = []product{{
+	// NVIDIA H100 Tensor Core GPU datasheet; NVIDIA H100 Tensor Core GPU
+	// Architecture whitepaper, table 3 (peaks and the clocks they are at).
+	name: "H100 SXM", major: 9, minor: 0, sms: 132, nameHas: []string{"H100", "HBM3"},
+	memory: "HBM3", dram: 3.35e12,
+	flops: map[string]figure{
+		PeakFP32: {66.9e12, 1980},
+		PeakTF32: {494.7e12, 1830},
+		PeakFP16: {989.4e12, 1830},
+		PeakBF16: {989.4e12, 1830},
+		PeakFP8:  {1978.9e12, 1830},
+	},
+}, {
+	// NVIDIA A100 Tensor Core GPU datasheet; NVIDIA A100 Tensor Core GPU
+	// Architecture whitepaper.
+	name: "A100 SXM4 40GB", major: 8, minor: 0, sms: 108, nameHas: []string{"A100", "SXM4", "40GB"},
+	memory: "HBM2", dram: 1555e9, flops: a100Figures,
+}, {
+	name: "A100 SXM4 80GB", major: 8, minor: 0, sms: 108, nameHas: []string{"A100", "SXM4", "80GB"},
+	memory: "HBM2e", dram: 2039e9, flops: a100Figures,
+}}
+
+var a100Figures = map[string]figure{
+	PeakFP32: {19.5e12, 1410},
+	PeakTF32: {156e12, 1410},
+	PeakFP16: {312e12, 1410},
+	PeakBF16: {312e12, 1410},
+}
+
+// productOf is the entry of products that d is, if any.
+func productOf(d DeviceInfo) (product, bool) {
+	for _, p := range products {
+		if p.major != d.Major || p.minor != d.Minor || p.sms != d.SMs {
+			continue
+		}
+		all := true
+		for _, w := range p.nameHas {
+			all = all && strings.Contains(d.Name, w)
+		}
+		if all {
+			return p, true
+		}
+	}
+	return product{}, false
+}
+
+// Peak is what the GPU can do at most for one resource: the rate (bytes/s
+// for PeakDRAM and PeakPCIe, FLOP/s otherwise) and where it comes from,
+// short enough to sit under a table. For a GPU in products it is NVIDIA's
+// published figure, e.g. "NVIDIA's dense FP16 figure for the H100 SXM, at
+// 1830 MHz"; for any other it is computed from the GPU's attributes at its
+// maximum clock, and says so. ok is false where the driver does not report
+// what it takes, or the architecture is not in flopsPerSMClock.
 func (d DeviceInfo) Peak(resource string) (rate float64, how string, ok bool) {
 	if resource == PeakPCIe {
 		if !d.PCIe.Known() {
@@ -41,16 +120,27 @@ func (d DeviceInfo) Peak(resource string) (rate float64, how string, ok bool) {
 		}
 		return d.PCIe.GBs() * 1e9, fmt.Sprintf("PCIe Gen%d x%d, %.1f GT/s a lane", d.PCIe.Gen(), d.PCIe.MaxWidth, d.PCIe.MaxGTs), true
 	}
+	p, known := productOf(d)
 	if resource == PeakDRAM {
+		if known {
+			return p.dram, fmt.Sprintf("NVIDIA's figure for the %s's %s", p.name, p.memory), true
+		}
 		if d.MemClockKHz == 0 || d.BusWidthBits == 0 {
 			return 0, "", false
 		}
-		return d.PeakBandwidth(), fmt.Sprintf("2 × %d MHz memory clock × %d-bit bus", d.MemClockKHz/1000, d.BusWidthBits), true
+		return d.PeakBandwidth(), fmt.Sprintf("2 × %d MHz memory clock × %d-bit bus, from the GPU's attributes", d.MemClockKHz/1000, d.BusWidthBits), true
+	}
+	if f, ok := p.flops[resource]; ok {
+		dense := "dense "
+		if resource == PeakFP32 {
+			dense = "" // sparsity is for the tensor cores: the CUDA cores have one figure
+		}
+		return f.rate, fmt.Sprintf("NVIDIA's %s%s figure for the %s, at %d MHz", dense, strings.ToUpper(resource), p.name, f.mhz), true
 	}
 	per, ok := flopsPerSMClock[[2]int{d.Major, d.Minor}][resource]
 	if !ok || d.ClockKHz == 0 || d.SMs == 0 {
 		return 0, "", false
 	}
 	rate = float64(d.SMs) * float64(d.ClockKHz) * 1e3 * per
-	return rate, fmt.Sprintf("%d SMs × %d MHz × %.0f FLOP per SM per clock", d.SMs, d.ClockKHz/1000, per), true
+	return rate, fmt.Sprintf("%d SMs × %d MHz (the maximum clock) × %.0f FLOP per SM per clock, from the GPU's attributes", d.SMs, d.ClockKHz/1000, per), true
 }

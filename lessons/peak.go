@@ -7,7 +7,8 @@ import (
 	"cudarepl/gpu"
 )
 
-// PeakTable is where the peaks per SM and clock come from, for messages.
+// PeakTable is where the peaks come from (NVIDIA's figures for the GPUs
+// the course knows, the rates per SM and clock for the rest), for messages.
 const PeakTable = "the table of peaks in gpu/peak.go"
 
 // peakNames says what each resource's peak is, for tables and figures.
@@ -22,8 +23,8 @@ var peakNames = map[string]string{
 }
 
 // peak is the peak bounding impl of p on the GPU info describes, in p's
-// unit, with what it is and how it was computed; 0 and "" where the GPU's
-// attributes do not give it.
+// unit, with what it is and where it comes from; 0 and "" where
+// gpu.DeviceInfo.Peak has none for that GPU.
 func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (float64, string) {
 	res := p.Peak
 	if impl.Peak != "" {
@@ -39,14 +40,16 @@ func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (float64, string) {
 	return p.units(rate), fmt.Sprintf("%s, %s", peakNames[res], how)
 }
 
-// withPeaks fills in the peak of results recorded before results carried
-// one, from the GPU they ran on: this session's, or the one recorded with
-// the course.
+// withPeaks gives each measured result the peak PeakTable gives now for
+// the GPU it ran on (this session's, or one recorded with the course), so
+// that a result recorded before the table changed, or before results
+// carried a peak, is shown against today's figure. A result keeps the peak
+// it was recorded with where its GPU is not known or the table has none.
 func (s *Session) withPeaks(p *Problem, rs []Result) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		out[i] = r
-		if r.Peak > 0 || !r.Measured() {
+		if !r.Measured() {
 			continue
 		}
 		info, ok := s.deviceNamed(r.GPU)
@@ -54,7 +57,9 @@ func (s *Session) withPeaks(p *Problem, rs []Result) []Result {
 			continue
 		}
 		im, _ := p.impl(r.Variant)
-		out[i].Peak, out[i].PeakName = p.peak(im, info)
+		if peak, name := p.peak(im, info); peak > 0 {
+			out[i].Peak, out[i].PeakName = peak, name
+		}
 	}
 	return out
 }
