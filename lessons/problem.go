@@ -84,7 +84,8 @@ type Problem struct {
 	Unit  string // "GB/s", "TFLOP/s", or "kernels/ms" for launch rates
 
 	// Every result is shown beside two references. Peak names the
-	// resource whose peak, computed from the GPU's attributes, bounds the
+	// resource whose peak (NVIDIA's figure, or computed from the GPU's
+	// attributes where NVIDIA's is not in gpu/peak.go) bounds the
 	// throughput: gpu.PeakDRAM, or a precision such as gpu.PeakFP16 (an
 	// impl's own Peak overrides it). No result can pass it. The measured
 	// baseline is what this GPU reaches doing the same work another way,

@@ -426,8 +426,12 @@ func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 			}
 			if r.Peak > 0 && !seen[r.PeakName] {
 				seen[r.PeakName] = true
-				name, _, _ := strings.Cut(r.PeakName, ",")
-				cs = append(cs, plots.Ceiling{Name: fmt.Sprintf("%s, %.0f %s (from the GPU's attributes)", name, r.Peak, r.Unit), Value: r.Peak, Peak: true})
+				name, how, _ := strings.Cut(r.PeakName, ",")
+				src := "NVIDIA's figure"
+				if strings.Contains(how, "from the GPU's attributes") {
+					src = "from the GPU's attributes"
+				}
+				cs = append(cs, plots.Ceiling{Name: fmt.Sprintf("%s, %.0f %s (%s)", name, r.Peak, r.Unit, src), Value: r.Peak, Peak: true})
 			}
 			if p.Ceiling != "" && r.Ceiling > 0 && !seen["baseline"] {
 				seen["baseline"] = true
