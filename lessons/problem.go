@@ -245,6 +245,16 @@ func LadderImpls(file string) []Impl {
 // MatmulFLOPs is the work of an M×N×K matrix product: 2·M·N·K.
 func MatmulFLOPs(s Size) float64 { return 2 * float64(s[0]) * float64(s[1]) * float64(s[2]) }
 
+// MatmulBytes is the least DRAM traffic of an m×n×k product, for
+// Problem.Bytes: A and B read once, with in bytes an element, and C
+// written once, with out.
+func MatmulBytes(in, out int) func(s Size) float64 {
+	return func(s Size) float64 {
+		m, n, k := float64(s[0]), float64(s[1]), float64(s[2])
+		return float64(in)*(m*k+k*n) + float64(out)*m*n
+	}
+}
+
 // problemOf is override, else the lesson's problem.
 func problemOf(l *Lesson, override *Problem) (*Problem, error) {
 	if override != nil {

@@ -1,6 +1,7 @@
 package lessons
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -69,7 +70,7 @@ func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
 		if o.Variants != nil {
 			impls = slices.DeleteFunc(slices.Clone(impls), func(im Impl) bool { return !slices.Contains(o.Variants, im.Name) })
 		}
-		t := profileTarget{step: st.Title, p: p, impls: impls, sizes: sw.profileSizes(p), asked: sw.ProfileSizes != nil || o.Step != 0}
+		t := profileTarget{step: st.Title, p: p, impls: impls, sizes: sw.profileSizes(p, impls), asked: sw.ProfileSizes != nil || o.Step != 0}
 		if len(impls) == 0 || len(t.sizes) == 0 {
 			continue
 		}
@@ -112,9 +113,9 @@ func variantNames(l *Lesson) string {
 }
 
 // profileSizes are the sizes a profile of s runs: ProfileSizes, or the
-// largest of its sizes whose device memory is at most profileMaxBytes (its
-// smallest where none is).
-func (s *Sweep) profileSizes(p *Problem) []Size {
+// largest of its sizes at which every impl takes at most profileMaxBytes
+// of device memory (its smallest where there is none).
+func (s *Sweep) profileSizes(p *Problem, impls []Impl) []Size {
 	if s.ProfileSizes != nil {
 		return s.ProfileSizes
 	}
@@ -124,13 +125,15 @@ func (s *Sweep) profileSizes(p *Problem) []Size {
 	if s.Blocks != nil {
 		return s.Sizes[:1]
 	}
-	best := s.Sizes[0]
+	var best Size
 	for _, sz := range s.Sizes {
-		if p.Memory == nil || p.Memory(sz).Device <= profileMaxBytes {
-			if p.Work(sz) > p.Work(best) || p.Memory != nil && p.Memory(best).Device > profileMaxBytes {
-				best = sz
-			}
+		small := p.Memory == nil || !slices.ContainsFunc(impls, func(im Impl) bool { return p.need(im, sz).Device > profileMaxBytes })
+		if small && (best == nil || p.Work(sz) > p.Work(best)) {
+			best = sz
 		}
+	}
+	if best == nil {
+		best = slices.MinFunc(s.Sizes, func(a, b Size) int { return cmp.Compare(p.Work(a), p.Work(b)) })
 	}
 	return []Size{best}
 }
@@ -164,9 +167,11 @@ func (e *Env) Profile(l *Lesson, o ProfileOptions) error {
 	defer w.Close()
 	e.printf("Under Nsight Compute: each kernel runs once for every pass of counters it needs, with its clocks locked at base and the caches flushed before each pass.\n")
 	rs, runErr := sub.profileRun(l, pts, o.Mine)
-	sets, err := profiler.Report(w)
-	if err != nil {
-		return errors.Join(runErr, err)
+	var sets [][]profiler.Kernel
+	if slices.ContainsFunc(rs, func(r Result) bool { return r.Outcome == "" }) {
+		if sets, err = profiler.Report(w); err != nil {
+			return errors.Join(runErr, err)
+		}
 	}
 	for i := range rs {
 		if rs[i].Outcome == "" && i < len(sets) {
@@ -384,6 +389,9 @@ func (e *Env) showProfiles(l *Lesson, rs []Result) {
 		}
 		e.PrintTable(ProfileTable(p, in, MemoryColumns))
 		e.PrintTable(ProfileTable(p, in, ComputeColumns))
+		for _, line := range kernelNames(in) {
+			e.printf("%s\n", line)
+		}
 	}
 }
 
@@ -449,9 +457,12 @@ func (ps *ProfileStep) Do(env *Env, l *Lesson, step string) error {
 	}
 	if ps.Columns != nil {
 		env.PrintTable(ProfileTable(p, rs, ps.Columns))
-		return nil
+	} else {
+		env.PrintTable(ProfileTable(p, rs, MemoryColumns))
+		env.PrintTable(ProfileTable(p, rs, ComputeColumns))
 	}
-	env.PrintTable(ProfileTable(p, rs, MemoryColumns))
-	env.PrintTable(ProfileTable(p, rs, ComputeColumns))
+	for _, line := range kernelNames(rs) {
+		env.printf("%s\n", line)
+	}
 	return nil
 }

@@ -175,7 +175,6 @@ func ProfileTable(p *Problem, rs []Result, columns []string) *Table {
 		}
 	}
 	seen := map[string]bool{}
-	var names []string
 	for _, r := range rs {
 		row := []string{r.Variant}
 		if len(sizes) > 1 {
@@ -203,17 +202,26 @@ func ProfileTable(p *Problem, rs []Result, columns []string) *Table {
 			row = append(row, c.cells(col, p, Size(r.Dims), seen)...)
 		}
 		t.add(row...)
-		if c.n > 1 || r.Kernels[0].Name != strings.TrimSuffix(r.Variant, yours) {
-			var ks []string
-			for _, k := range r.Kernels {
-				ks = append(ks, k.Name)
-			}
-			names = append(names, fmt.Sprintf("%s ran %s.", r.Variant, strings.Join(ks, ", ")))
-		}
 	}
 	t.Notes = append(t.Notes, profileNotes(rs, columns, seen)...)
-	t.Notes = append(t.Notes, names...)
 	return t
+}
+
+// kernelNames says which kernels each of rs ran, where that is not the
+// kernel of its own name: a library's, or more than one.
+func kernelNames(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		if len(r.Kernels) == 0 || len(r.Kernels) == 1 && r.Kernels[0].Name == strings.TrimSuffix(r.Variant, yours) {
+			continue
+		}
+		var ks []string
+		for _, k := range r.Kernels {
+			ks = append(ks, k.Name)
+		}
+		out = append(out, fmt.Sprintf("%s ran %s.", r.Variant, strings.Join(ks, ", ")))
+	}
+	return out
 }
 
 // cells are counters c's cells of column col; seen collects the stall

@@ -49,7 +49,6 @@ func TestProfileTable(t *testing.T) {
 		"50.3", // predicted: 12 bytes × 2²² elements
 		"k3",
 		"refused: needs sm_90a",
-		"k2 ran strided, vadd.",
 		"long scoreboard",
 		"waiting for a global or local memory load",
 		"sectors/load",
@@ -57,9 +56,20 @@ func TestProfileTable(t *testing.T) {
 		"           4.0", // vadd: a warp's 32 floats in 4 sectors
 		"75 / 100  none",
 	} {
+		if strings.Contains(got, "k2 ran") {
+			t.Errorf("the tables name the kernels: the caller does, once")
+		}
 		if !strings.Contains(got, want) {
 			t.Errorf("profile tables lack %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestKernelNames(t *testing.T) {
+	sets := h100Kernels(t)
+	got := kernelNames([]Result{profiled("vadd", 1, sets[0]), profiled("vadd (yours)", 1, sets[0]), profiled("k2", 1, sets[1]), {Outcome: Refused}})
+	if strings.Join(got, "|") != "k2 ran strided, vadd." {
+		t.Errorf("kernel names %q", got)
 	}
 }
 

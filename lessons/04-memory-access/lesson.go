@@ -65,7 +65,7 @@ func init() {
 		Actions: map[string]lessons.Action{
 			"Coalescing": &lessons.ShowKernel{Names: []string{"read_stride"}},
 			"Stride": &lessons.Sweep{Title: "Strided reads, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
-				Problem: stride, Sizes: strides, XDim: 1},
+				Problem: stride, Sizes: strides, XDim: 1, ProfileSizes: strides},
 			"Arrays of structs": &lessons.ShowKernel{Names: []string{"advance_aos", "advance_soa"}},
 			"Structs of arrays": &lessons.Sweep{Title: "x + vx·dt: array of structs against struct of arrays", XLabel: "particles (n)",
 				Problem: aos, Sizes: particles},

@@ -74,6 +74,7 @@ func problem() *lessons.Problem {
 		Setup:      setup,
 		Memory:     lessons.MatmulMemory(4, 4),
 		Work:       lessons.MatmulFLOPs,
+		Bytes:      lessons.MatmulBytes(4, 4),
 	}
 	for _, im := range lessons.LadderImpls("matmul.cu") {
 		im.Block = threads(im.Name)

@@ -21,6 +21,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
 		Memory:     lessons.MatmulMemory(2, 2),
 		Work:       lessons.MatmulFLOPs,
+		Bytes:      lessons.MatmulBytes(2, 2),
 	}
 	impls := lessons.LadderImpls(p.Kernels)
 	if bf16 {

@@ -55,7 +55,7 @@ func init() {
 			"Rows wider than a block": &lessons.ShowKernel{Names: []string{"softmax_v6"}},
 			"Check":                   &lessons.CheckStep{},
 			"Bandwidth": &lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
-				Sizes: widths, XDim: 1},
+				Sizes: widths, XDim: 1, ProfileSizes: widths},
 			"Half the bytes": &lessons.ShowKernel{Names: []string{"softmax_h"}},
 			"fp16 check":     &lessons.CheckStep{Problem: half},
 			"fp16 bandwidth": &lessons.Sweep{Title: "fp16 softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",

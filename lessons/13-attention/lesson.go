@@ -62,6 +62,7 @@ func problem() *lessons.Problem {
 		Setup:     setup,
 		Memory:    memory,
 		Work:      attn.FLOPs,
+		Bytes:     attn.Bytes,
 		SizeLabel: attn.Label,
 	}
 }

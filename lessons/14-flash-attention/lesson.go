@@ -65,7 +65,8 @@ func init() {
 			"Hopper":             &lessons.ShowKernel{Names: []string{"flash_v3"}},
 			"Check":              &lessons.CheckStep{},
 			"Against cuDNN": &lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
-				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V"},
+				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V",
+				ProfileSizes: []lessons.Size{{benchB, benchH, 4096, benchD}}},
 			"Head dimension 128": &lessons.Sweep{Title: "Attention forward, fp16, d = 128", XLabel: "sequence length S (B=4, H=16, d=128)",
 				Sizes: wide, XDim: 2},
 			"Causal": &lessons.Sweep{Title: "Causal attention forward, fp16", XLabel: "sequence length S (B=4, H=16, d=64, causal)",
@@ -117,6 +118,7 @@ func problem() *lessons.Problem {
 		Setup:     setup,
 		Memory:    memory,
 		Work:      attn.FLOPs,
+		Bytes:     attn.Bytes,
 		SizeLabel: attn.Label,
 	}
 }

@@ -47,6 +47,13 @@ func FLOPs(s lessons.Size) float64 {
 	return f
 }
 
+// Bytes is the least DRAM traffic of an attention forward pass, for
+// Problem.Bytes: Q, K and V read once and O written once, in fp16.
+func Bytes(s lessons.Size) float64 {
+	a := Of(s)
+	return 4 * 2 * float64(a.Heads()) * float64(a.S) * float64(a.D)
+}
+
 // Label writes a Size{B, H, S, D} as "B=4 H=16 S=4096 d=64",
 // with ", causal" where it is.
 func Label(s lessons.Size) string {
