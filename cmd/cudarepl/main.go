@@ -39,8 +39,9 @@ Usage:
   cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]
                                             check a lesson, or judge a kernel file
                                             (lesson 3's exercise: a .sched schedule)
-  cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
-                                            measure a lesson (sizes like 2^20 or 1000x1003x517)
+  cudarepl bench <lesson> [sizes…] [--rounds N] [--json FILE] [--plots DIR]
+                                            measure a lesson (sizes like 2^20 or 1000x1003x517);
+                                            --rounds: every point N times, a round at a time
   cudarepl notebooks [--dir DIR]            write every lesson's Jupyter notebook (GoNB)
   cudarepl notebooks run FILE.ipynb [--out FILE]
                                             run a notebook's cells here, without Jupyter
