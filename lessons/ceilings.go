@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"sync"
 
 	"cudarepl/gpu"
 )
@@ -23,9 +24,10 @@ var ceilings = map[string]ceiling{
 
 // RegisterCeiling adds a ceiling that problems (Problem.Ceiling) and steps
 // (Env.Ceiling) may name: what display calls it, and how measure measures
-// it on the GPU the lessons run on, once a session. A lesson whose ceiling
-// needs a library the framework does not know (cuBLAS) registers it from
-// its init. It panics if the name is taken.
+// it on the GPU the lessons run on, once a session (and once a round of a
+// sweep measured in rounds). A lesson whose ceiling needs a library the
+// framework does not know (cuBLAS) registers it from its init. It panics
+// if the name is taken.
 func RegisterCeiling(name, display string, measure func(e *Env) (Result, error)) {
 	if _, dup := ceilings[name]; dup {
 		panic("lessons: ceiling " + name + " registered twice")
@@ -39,6 +41,24 @@ func (e *Env) Ceiling(name string) (Result, error) {
 	if r, ok := e.ceilings[name]; ok {
 		return r, nil
 	}
+	return e.measureCeiling(name)
+}
+
+// ceilingOnce returns what gives the named ceiling to the points of a
+// round of a sweep: the session's (Ceiling), or where fresh, the ceiling
+// measured again on the first call and that same result after, so that
+// the points of a round are compared with the ceiling of their round.
+// Nothing is measured until a point asks.
+func (e *Env) ceilingOnce(name string, fresh bool) func() (Result, error) {
+	if !fresh {
+		return func() (Result, error) { return e.Ceiling(name) }
+	}
+	return sync.OnceValues(func() (Result, error) { return e.measureCeiling(name) })
+}
+
+// measureCeiling measures the named ceiling now, and keeps it as the
+// session's.
+func (e *Env) measureCeiling(name string) (Result, error) {
 	if !e.Live() {
 		return Result{}, fmt.Errorf("lessons: ceiling %s: no GPU", name)
 	}

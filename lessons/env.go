@@ -71,6 +71,7 @@ type View struct {
 	Width     int             // columns for terminal charts; 80 when 0
 	Sizes     []Size          // overrides the sizes of size sweeps when set
 	Blocks    []int           // overrides the block sizes of block-size sweeps when set
+	Rounds    int             // overrides the rounds of every sweep when set (Sweep.Rounds)
 	Progress  func(done, total int, what string)
 
 	// ShowTable and ShowFigure, when set, display tables and figures in

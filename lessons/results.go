@@ -33,6 +33,15 @@ type Result struct {
 	MaxMs    float64 `json:"max_ms,omitempty"`
 	Reps     int     `json:"reps,omitempty"`
 
+	// Rounds is the throughput of each round, in order, where the point
+	// was measured in several rounds interleaved with the rest of its
+	// sweep (Sweep.Rounds), and CeilingRounds the ceiling measured in
+	// each; Throughput and the times are then the median round's, and
+	// Ceiling the median of CeilingRounds. A ratio pairs rounds (RatioOf).
+	// Both are empty for a point measured once.
+	Rounds        []float64 `json:"rounds,omitempty"`
+	CeilingRounds []float64 `json:"ceiling_rounds,omitempty"`
+
 	Throughput  float64 `json:"throughput,omitempty"` // in Unit
 	Unit        string  `json:"unit,omitempty"`       // "GB/s" or "TFLOP/s"
 	PeakMem     int64   `json:"peak_mem_bytes,omitempty"`
@@ -98,14 +107,6 @@ func (r Result) Failed() bool {
 
 // Measured reports whether r holds a measurement: it ran, and was timed.
 func (r Result) Measured() bool { return r.Outcome == "" && r.MedianMs > 0 }
-
-// OfCeiling is Throughput as a share of Ceiling, 0 where there is none.
-func (r Result) OfCeiling() float64 {
-	if r.Ceiling <= 0 {
-		return 0
-	}
-	return r.Throughput / r.Ceiling
-}
 
 // ResultSet is a results file: what one lesson measured in one run.
 type ResultSet struct {

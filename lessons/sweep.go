@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,6 +33,28 @@ type Sweep struct {
 	// at, a row each; else a ladder's largest size, and a sweep of a
 	// problem no ladder covers at its largest size within 1 GiB.
 	ProfileSizes []Size
+
+	// Rounds is how many times each point is measured, round-robin: the
+	// first round measures every point, the second every point again, and
+	// so on, so that an impl and its baseline are measured close in time
+	// in every round and a ratio between them is the median of the rounds'
+	// ratios (RatioOf), which a baseline that moves between runs does not
+	// move. 0 means 3 for a Ladder sweep, whose bars are such ratios, and
+	// 1 otherwise; View.Rounds overrides it.
+	Rounds int
+}
+
+// rounds is how many rounds s is measured in, in env.
+func (s *Sweep) rounds(env *Env) int {
+	switch {
+	case env.Rounds > 0:
+		return env.Rounds
+	case s.Rounds > 0:
+		return s.Rounds
+	case s.Ladder:
+		return 3
+	}
+	return 1
 }
 
 // Kind is "sweep".
@@ -117,48 +140,122 @@ func (s *Sweep) points(env *Env, p *Problem) ([]point, error) {
 	return pts, nil
 }
 
+// measure measures every point in each round, in turn, as Rounds says.
 func (s *Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	p, err := problemOf(l, s.Problem)
 	if err != nil {
 		return nil, err
 	}
-	ceiling := func() (Result, error) { return env.Ceiling(p.Ceiling) }
 	pts, err := s.points(env, p)
 	if err != nil {
 		return nil, err
 	}
-	var out []Result
-	var first error
-	broke := map[string]string{} // impl → why its remaining points are skipped
-	for i, pt := range pts {
-		if env.canceled() != nil {
-			env.printf("stopped after %d of %d measurements\n", i, len(pts))
-			return out, ErrStopped
-		}
-		if why := broke[pt.impl.Name]; why != "" {
-			out = append(out, env.skip(benchResult(l, p, step, pt.impl, pt.size, pt.block), why))
-			continue
-		}
-		env.progress(i, len(pts), fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block))
-		k, err := env.implKernel(l, p, pt.impl)
-		if err != nil {
-			return out, err
-		}
-		r, err := benchPoint(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling)
-		env.record(r)
-		out = append(out, r)
-		if err != nil && first == nil {
-			first = err
-		}
-		if why := breaks(r); why != "" {
-			broke[pt.impl.Name] = why
+	rounds := s.rounds(env)
+	total := rounds * len(pts)
+	t := &tally{taken: make([][]Result, len(pts)), broke: map[string]string{}}
+	for round := 1; round <= rounds; round++ {
+		// Each round compares its points with the ceiling of that round.
+		ceiling := env.ceilingOnce(p.Ceiling, rounds > 1)
+		for i, pt := range pts {
+			done := (round-1)*len(pts) + i
+			if env.canceled() != nil {
+				env.printf("stopped after %d of %d measurements\n", done, total)
+				return t.out, ErrStopped
+			}
+			if round > 1 && (len(t.taken[i]) < round-1 || t.broke[pt.impl.Name] != "") {
+				continue // it has what it will have
+			}
+			if why := t.broke[pt.impl.Name]; why != "" {
+				t.out = append(t.out, env.skip(benchResult(l, p, step, pt.impl, pt.size, pt.block), why))
+				continue
+			}
+			env.progress(done, total, pt.what(round, rounds))
+			k, err := env.implKernel(l, p, pt.impl)
+			if err != nil {
+				return t.out, err
+			}
+			r, err := benchRound(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling, round)
+			t.add(env, i, round, rounds, r, err)
 		}
 	}
-	env.progress(len(pts), len(pts), "")
-	if first == nil {
-		first = nothingFit(out)
+	env.progress(total, total, "")
+	if t.first == nil {
+		t.first = nothingFit(t.out)
 	}
-	return out, first
+	return t.out, t.first
+}
+
+// tally is what a sweep has measured so far.
+type tally struct {
+	out   []Result          // each point's result, over the rounds it has so far
+	taken [][]Result        // each point's measured rounds, where there are several
+	broke map[string]string // impl → why its remaining points are not measured
+	first error
+}
+
+// add takes r, the result of point i in round round of rounds, and err,
+// what measuring it returned, and records the point's result. A later
+// round keeps a point's earlier rounds where it did not run (out of
+// memory, say), but where it failed the failure replaces them, and the
+// point and the later points of its impl are not measured again.
+func (t *tally) add(env *Env, i, round, rounds int, r Result, err error) {
+	switch {
+	case r.Measured() && r.Passed && rounds > 1:
+		t.taken[i] = append(t.taken[i], r)
+		r = overRounds(t.taken[i])
+	case round > 1 && !r.Failed():
+		r = t.out[i]
+	}
+	env.record(r)
+	if round == 1 {
+		t.out = append(t.out, r)
+	} else {
+		t.out[i] = r
+	}
+	if err != nil && t.first == nil {
+		t.first = err
+	}
+	if why := breaks(r); why != "" {
+		t.broke[r.Variant] = why
+	}
+}
+
+// what says what measuring pt is, for progress: in which round, where
+// there are several.
+func (pt point) what(round, rounds int) string {
+	what := fmt.Sprintf("%s %s block %d", pt.impl.Name, pt.size, pt.block)
+	if rounds > 1 {
+		what = fmt.Sprintf("round %d of %d: %s", round, rounds, what)
+	}
+	return what
+}
+
+// overRounds is a point's result over the rounds it was measured in, in
+// order: the median round's (by throughput), with every round's
+// throughput in Rounds and ceiling in CeilingRounds, the median ceiling,
+// what the GPU reported across them all, and the most memory any took.
+func overRounds(rounds []Result) Result {
+	tps, ceils := make([]float64, len(rounds)), make([]float64, len(rounds))
+	var cond gpu.Conditions
+	for i, r := range rounds {
+		tps[i], ceils[i] = r.Throughput, r.Ceiling
+		if r.Conditions != nil {
+			cond = cond.Merge(*r.Conditions)
+		}
+	}
+	mid := median(tps)
+	out := rounds[slices.Index(tps, mid)]
+	for _, r := range rounds {
+		out.PeakMem, out.ExtraMem = max(out.PeakMem, r.PeakMem), max(out.ExtraMem, r.ExtraMem)
+	}
+	out.Rounds = tps
+	if slices.Min(ceils) > 0 { // a problem with a ceiling has one in every round
+		out.Ceiling, out.CeilingRounds = median(ceils), ceils
+	}
+	if cond.Samples > 0 {
+		out.Conditions = &cond
+	}
+	return out
 }
 
 // benchResult is the result a measurement of impl at size s with block
@@ -177,6 +274,15 @@ func benchResult(l *Lesson, p *Problem, step string, impl Impl, s Size, block in
 // once a point actually runs, so that a sweep whose sizes are all refused
 // measures nothing.
 func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error)) (Result, error) {
+	return benchRound(env, l, p, step, impl, k, s, block, ceiling, 1)
+}
+
+// benchRound is benchPoint in round round (from 1) of a sweep measured in
+// rounds. After the first, which checked the point before timing and
+// after, a round sets the case up again and only times it: the checks
+// cost a run and a comparison on the CPU, and would say again what the
+// first round said.
+func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error), round int) (Result, error) {
 	r := benchResult(l, p, step, impl, s, block)
 	env.stamp(&r)
 	r, ok := env.before(p, impl, s, r)
@@ -227,8 +333,10 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 		}
 		return nil
 	}
-	if err := check("before"); err != nil {
-		return r, failure(&r, p, impl, s, err)
+	if round == 1 {
+		if err := check("before"); err != nil {
+			return r, failure(&r, p, impl, s, err)
+		}
 	}
 	held()
 	if r.PeakMem <= 0 {
@@ -242,9 +350,11 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if err != nil {
 		return r, failure(&r, p, impl, s, err)
 	}
-	// The timed runs rewrote the outputs: check those, then the whole again.
-	if _, err := c.Check(); err != nil {
-		return r, failure(&r, p, impl, s, fmt.Errorf("after timing: %w", err))
+	if round == 1 {
+		// The timed runs rewrote the outputs: check those, then the whole again.
+		if _, err := c.Check(); err != nil {
+			return r, failure(&r, p, impl, s, fmt.Errorf("after timing: %w", err))
+		}
 	}
 	st := t.Stats()
 	r = r.WithTimes(st)
@@ -342,12 +452,14 @@ func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
 			lib = &rs[i]
 		}
 	}
-	if lib == nil {
+	ceiling := lib == nil
+	if ceiling {
 		// No library: measure against the ceiling measured beside the
 		// kernels (the copy, for a memory-bound problem).
 		for _, r := range rs {
 			if r.Ceiling > 0 && Size(r.Dims).String() == size {
-				lib = &Result{Variant: r.CeilingName, Throughput: r.Ceiling, Unit: r.Unit, GPU: r.GPU}
+				c := ceilingOf(r)
+				lib = &c
 				break
 			}
 		}
@@ -362,13 +474,23 @@ func LadderBars(p *Problem, rs []Result) (plots.Bars, bool) {
 		Series:   []plots.BarSeries{{Name: size}},
 		Ceilings: []plots.Ceiling{{Name: fmt.Sprintf("%s, %.1f %s", lib.Variant, lib.Throughput, lib.Unit), Value: 100}},
 	}
+	rounds := 0
 	for _, im := range p.Impls {
 		for _, r := range rs {
 			if r.Variant == im.Name && !im.Library && Size(r.Dims).String() == size {
+				base := *lib
+				if c := ceilingOf(r); ceiling && c.Throughput > 0 {
+					base = c // the ceiling of r's own rounds
+				}
+				q := RatioOf(r, base)
 				b.Groups = append(b.Groups, r.Variant)
-				b.Series[0].Values = append(b.Series[0].Values, 100*r.Throughput/lib.Throughput)
+				b.Series[0].Values = append(b.Series[0].Values, 100*q.Median)
+				rounds = max(rounds, q.Rounds)
 			}
 		}
+	}
+	if rounds > 1 {
+		b.Subtitle += fmt.Sprintf(" · each bar the median of %d rounds' ratios", rounds)
 	}
 	return b, len(b.Groups) > 0
 }

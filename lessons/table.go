@@ -111,6 +111,7 @@ func benchTable(p *Problem, rs []Result) *Table {
 	}
 	var peaks []string
 	beat, best := 0, 0.0
+	rounds, ratioRounds := 0, 0 // the most rounds of a row, and of a ratio
 	baseNote := ""
 	for _, r := range rs {
 		block := "—"
@@ -130,18 +131,23 @@ func benchTable(p *Problem, rs []Result) *Table {
 				peaks = append(peaks, note)
 			}
 		}
+		rounds = max(rounds, len(r.Rounds))
 		times := "—"
-		if b, name := baseline(p, rs, r); b > 0 {
-			times = fmt.Sprintf("%.2f", r.Throughput/b)
-			if r.Throughput > b {
+		if b, ok := baseline(p, rs, r); ok {
+			q := RatioOf(r, b)
+			times, ratioRounds = q.String(), max(ratioRounds, q.Rounds)
+			if q.Median > 1 {
 				beat++
-				best = max(best, r.Throughput/b)
+				best = max(best, q.Median)
 			}
 			if baseNote == "" {
-				baseNote = "baseline: " + name
-				if p.Ceiling != "" {
-					baseNote += fmt.Sprintf(", %.1f %s, measured in the same run", b, unit)
-				} else {
+				baseNote = "baseline: " + b.Variant
+				switch {
+				case p.Ceiling != "" && len(b.Rounds) > 1:
+					baseNote += fmt.Sprintf(", %.1f %s (the median of %d rounds), measured in the same run", b.Throughput, unit, len(b.Rounds))
+				case p.Ceiling != "":
+					baseNote += fmt.Sprintf(", %.1f %s, measured in the same run", b.Throughput, unit)
+				default:
 					baseNote += " at the same size, measured in the same run"
 				}
 			}
@@ -161,6 +167,13 @@ func benchTable(p *Problem, rs []Result) *Table {
 	if baseNote != "" {
 		t.Notes = append(t.Notes, baseNote)
 	}
+	if rounds > 1 {
+		note := fmt.Sprintf("measured in %d rounds, every point once a round in turn: time and %s are the median round's", rounds, unit)
+		if ratioRounds > 1 {
+			note += "; × baseline is the median of the ratios within each round, the lowest and highest in brackets"
+		}
+		t.Notes = append(t.Notes, note)
+	}
 	if beat > 0 {
 		t.Notes = append(t.Notes, fmt.Sprintf("%d of these beat the baseline, by up to %.0f%%: a baseline is what this GPU reaches another way, not a limit; the peak is the limit.", beat, 100*(best-1)))
 	}
@@ -168,23 +181,23 @@ func benchTable(p *Problem, rs []Result) *Table {
 	return t
 }
 
-// baseline is the measured baseline r is compared with, and its name: the
-// copy measured in the same run for a memory-bound problem, else p's
-// library impl at r's size; 0 where there is none (the library impl
-// itself, or a size the library did not run).
-func baseline(p *Problem, rs []Result, r Result) (float64, string) {
+// baseline is the measured baseline r is compared with: the copy measured
+// in the same run (in the same rounds) for a memory-bound problem, else
+// p's library impl at r's size. ok is false where there is none (the
+// library impl itself, or a size the library did not run).
+func baseline(p *Problem, rs []Result, r Result) (b Result, ok bool) {
 	if p.Ceiling != "" && r.Ceiling > 0 {
-		return r.Ceiling, r.CeilingName
+		return ceilingOf(r), true
 	}
 	if p.Baseline == "" || r.Variant == p.Baseline {
-		return 0, ""
+		return Result{}, false
 	}
 	for _, b := range rs {
 		if b.Variant == p.Baseline && b.Size == r.Size && b.Measured() {
-			return b.Throughput, b.Variant
+			return b, true
 		}
 	}
-	return 0, ""
+	return Result{}, false
 }
 
 // outcomeLabel is the short word a table shows for a result that did not

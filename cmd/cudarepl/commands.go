@@ -247,13 +247,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs, cf := newFlags("bench", stderr)
 	jsonPath := fs.String("json", "", "write the results to this file")
 	step := fs.Int("step", 0, "measure only this step (from 1), a sweep or a measurement")
+	rounds := fs.Int("rounds", 0, "measure every point of a sweep `N` times, a round at a time, and give ratios to a baseline as the median of the rounds' (default 3 for a ladder sweep, else 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--step N] [--json FILE] [--plots DIR]")
+	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--step N] [--rounds N] [--json FILE] [--plots DIR]")
 	if err != nil {
 		return err
+	}
+	if *rounds < 0 {
+		return usageError{fmt.Sprintf("cudarepl: --rounds %d: a sweep is measured in 1 round or more", *rounds)}
 	}
 	measure := l.Measure
 	if *step != 0 {
@@ -279,7 +283,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--json: no GPU here (%v), so nothing would be measured", s.env.NoGPU)
 	}
 	v := s.env.View
-	v.Sizes = sizes
+	v.Sizes, v.Rounds = sizes, *rounds
 	fmt.Fprintln(stdout, s.banner())
 	err = measure(s.env.WithView(v))
 	if *jsonPath != "" && len(s.env.Results.Results) > 0 {

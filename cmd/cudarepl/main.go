@@ -40,8 +40,9 @@ Usage:
   cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]
                                             check a lesson, or judge a kernel file
                                             (lesson 3's exercise: a .sched schedule)
-  cudarepl bench <lesson> [sizes…] [--json FILE] [--plots DIR]
-                                            measure a lesson (sizes like 2^20 or 1000x1003x517)
+  cudarepl bench <lesson> [sizes…] [--rounds N] [--json FILE] [--plots DIR]
+                                            measure a lesson (sizes like 2^20 or 1000x1003x517);
+                                            --rounds: every point N times, a round at a time
   cudarepl profile <lesson> [variant…] [--step N] [--kernel FILE.cu [--like VERSION]] [--json FILE]
                                             why each version is as fast as it is: hardware
                                             counters from Nsight Compute (ncu), a table per

@@ -65,6 +65,7 @@ func TestCommandLines(t *testing.T) {
 		{"bench --step out of range", []string{"bench", "2", "--step", "99"}, 2, "", "--step 99: vector-add has steps 1 to 8"},
 		{"bench --step of a step that measures nothing", []string{"bench", "2", "--step", "1"}, 2, "", "--step 1: \"Kernel\" measures nothing"},
 		{"bench a bad size", []string{"bench", "2", "1e9"}, 2, "", `size "1e9"`},
+		{"bench --rounds below 0", []string{"bench", "2", "--rounds", "-1"}, 2, "", "--rounds -1: a sweep is measured in 1 round or more"},
 		{"bench an unknown flag", []string{"bench", "2", "--fast"}, 2, "", "flag provided but not defined: -fast"},
 		{"profile needs a lesson", []string{"profile"}, 2, "", "usage: cudarepl profile <lesson>"},
 		{"profile --variant needs --kernel", []string{"profile", "2", "--variant", "x"}, 2, "", "usage: cudarepl profile"},

@@ -80,24 +80,22 @@ func traffic(env *lessons.Env, l *lessons.Lesson, ladder, tensorCores *lessons.S
 		Headers: []string{"version", "tile", "bytes read per output", "TFLOP/s at 4096³", "% of cuBLAS"},
 		Right:   []bool{false, true, true, true, true},
 	}
-	// rates returns a step's TFLOP/s at 4096³ by variant, and the library's.
-	rates := func(sweep *lessons.Sweep, library string) (map[string]float64, float64, []lessons.Result) {
+	// rates returns a step's results at 4096³ by variant, and the library's.
+	rates := func(sweep *lessons.Sweep, library string) (map[string]lessons.Result, lessons.Result, []lessons.Result) {
 		rs := env.Latest(l, sweep)
-		by := map[string]float64{}
+		by := map[string]lessons.Result{}
 		for _, r := range rs {
 			if r.Dims[0] == k {
-				by[r.Variant] = r.Throughput
+				by[r.Variant] = r
 			}
 		}
 		return by, by[library], rs
 	}
-	row := func(name string, tile [2]int, bytes, rate, lib float64) {
+	row := func(name string, tile [2]int, bytes float64, rate, lib lessons.Result) {
 		r, share := "—", "—"
-		if rate > 0 {
-			r = fmt.Sprintf("%.1f", rate)
-			if lib > 0 {
-				share = fmt.Sprintf("%.1f", 100*rate/lib)
-			}
+		if rate.Throughput > 0 {
+			r = fmt.Sprintf("%.1f", rate.Throughput)
+			share = lessons.RatioOf(rate, lib).Times(100).Text("%.1f")
 		}
 		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), r, share})
 	}

@@ -216,7 +216,7 @@ func launchTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) erro
 			continue
 		}
 		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprint(launches[im.Name]), fmt.Sprintf("%.1f", 1e3*r.MedianMs),
-			fmt.Sprintf("%.2f", r.Throughput), fmt.Sprintf("%.1f", base.MedianMs/r.MedianMs)})
+			fmt.Sprintf("%.2f", r.Throughput), lessons.RatioOf(r, base).Text("%.1f")})
 	}
 	if alone != nil {
 		floor := 40 * alone.MedianMs

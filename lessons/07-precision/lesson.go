@@ -233,10 +233,10 @@ func memoryTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 // the check), this session's results or the recorded ones.
 func tradeoff(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep, check *lessons.CheckStep) error {
 	bench, checks := env.Latest(l, sweep), env.Latest(l, check)
-	rate, errs := map[string]float64{}, map[string]float64{}
+	rate, errs := map[string]lessons.Result{}, map[string]float64{}
 	for _, r := range bench {
 		if r.Dims[0] == 4096 {
-			rate[r.Variant] = r.Throughput
+			rate[r.Variant] = r
 		}
 	}
 	for _, r := range checks {
@@ -256,7 +256,7 @@ func tradeoff(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep, check *
 		if e > 0 {
 			digits = fmt.Sprintf("%.1f", -math.Log10(e))
 		}
-		t.Rows = append(t.Rows, []string{f.name, fmt.Sprintf("%.1f", r), fmt.Sprintf("%.1f", r/rate["fp32"]), fmt.Sprintf("%.1e", e), digits})
+		t.Rows = append(t.Rows, []string{f.name, fmt.Sprintf("%.1f", r.Throughput), lessons.RatioOf(r, rate["fp32"]).Text("%.1f"), fmt.Sprintf("%.1e", e), digits})
 	}
 	env.PrintTable(t)
 	return nil

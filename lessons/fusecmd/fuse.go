@@ -170,7 +170,7 @@ func run(env *lessons.Env, x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, 
 		gbs := st.Rate(float64(x.BytesPerElement())*float64(n)) / 1e9 // the useful bytes, the same for both
 		times = append(times, st.Median.Seconds())
 		t.Rows = append(t.Rows, []string{w.name, fmt.Sprint(len(w.ops)), fmt.Sprint(w.bytes), fmt.Sprintf("%.1f", st.Median.Seconds()*1e6),
-			fmt.Sprintf("%.0f", gbs), fmt.Sprintf("%.2f", gbs/copyRate.Throughput), verdict})
+			fmt.Sprintf("%.0f", gbs), lessons.RatioOf(lessons.Result{Throughput: gbs}, copyRate).String(), verdict})
 	}
 	t.Notes = append(t.Notes,
 		fmt.Sprintf("n = %d; GB/s counts the fused kernel's %d bytes an element for both; the copy ran at %.0f GB/s",
