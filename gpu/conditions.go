@@ -75,46 +75,100 @@ func (c Conditions) String() string {
 // sampling thread does not disturb the host's timing of enqueues.
 const conditionsEvery = 50 * time.Millisecond
 
-// sampleConditions starts sampling the GPU, from another thread, and
-// returns what stops it and gives what it saw; nothing where NVML cannot
-// be read (the reason is kept, to say once).
-func (c *Context) sampleConditions() func() Conditions {
-	dev := c.nvmlDevice()
-	if dev == nil {
-		return func() Conditions { return Conditions{} }
+// sampleConditions starts sampling the GPU while b runs, from another
+// thread, keeping a Trace as well where b asks for one; the sampler's
+// finish stops it and gives what it saw. Where NVML cannot be read there
+// are no samples (the reason is kept, to say once), but a trace still
+// keeps when each repetition ended.
+func (c *Context) sampleConditions(b Bench) *sampler {
+	var read func() (nvml.Sample, error)
+	if dev := c.nvmlDevice(); dev != nil {
+		read = dev.Sample
 	}
-	var mu sync.Mutex
-	var got Conditions
-	sample := func() {
-		if s, err := dev.Sample(); err == nil {
-			mu.Lock()
-			got.add(s)
-			mu.Unlock()
-		}
+	var trace *Trace
+	if b.Trace {
+		trace = &Trace{OpsPerRep: len(b.Ops[0])}
 	}
-	sample()
-	stop, done := make(chan struct{}), make(chan struct{})
+	return startSampler(read, trace, conditionsEvery)
+}
+
+// sampler reads the GPU every so often from its own goroutine, into
+// Conditions and, where it keeps one, a Trace; the Bench's thread tells
+// it when each timed repetition ended.
+type sampler struct {
+	read  func() (nvml.Sample, error) // nil: NVML cannot be read
+	start time.Time                   // the trace's zero
+
+	mu    sync.Mutex
+	got   Conditions
+	trace *Trace // nil unless the Bench asked for one
+
+	stop, done chan struct{}
+}
+
+// startSampler takes a first reading now, then another each interval
+// every after, from its own goroutine, until finish.
+func startSampler(read func() (nvml.Sample, error), trace *Trace, every time.Duration) *sampler {
+	s := &sampler{read: read, start: time.Now(), trace: trace, stop: make(chan struct{}), done: make(chan struct{})}
+	if read == nil {
+		close(s.done)
+		return s
+	}
+	s.sample()
 	go func() {
-		defer close(done)
-		tick := time.NewTicker(conditionsEvery)
+		defer close(s.done)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-s.stop:
 				return
 			case <-tick.C:
-				sample()
+				s.sample()
 			}
 		}
 	}()
-	return func() Conditions {
-		close(stop)
-		<-done
-		sample()
-		mu.Lock()
-		defer mu.Unlock()
-		return got
+	return s
+}
+
+// sample reads the GPU once; a reading that fails is left out.
+func (s *sampler) sample() {
+	at := time.Since(s.start)
+	r, err := s.read()
+	if err != nil {
+		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got.add(r)
+	if s.trace != nil {
+		s.trace.Samples = append(s.trace.Samples, TraceSample{Ms: msOf(at), SMClockMHz: r.SMClockMHz, MemClockMHz: r.MemClockMHz,
+			PowerW: r.PowerW, TempC: r.TempC, Throttle: r.Throttle})
+	}
+}
+
+// ended notes, for a trace, that a timed repetition ended now, having
+// taken device between its CUDA events.
+func (s *sampler) ended(device time.Duration) {
+	if s.trace == nil {
+		return
+	}
+	at := time.Since(s.start)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.trace.Reps = append(s.trace.Reps, TraceRep{EndMs: msOf(at), DeviceMs: msOf(device)})
+}
+
+// finish stops sampling, takes a last sample, and returns what was seen.
+func (s *sampler) finish() (Conditions, *Trace) {
+	if s.read != nil {
+		close(s.stop)
+		<-s.done
+		s.sample()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.got, s.trace
 }
 
 // nvmlDevice is this GPU in NVML, opened on first use; nil where NVML

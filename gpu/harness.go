@@ -23,6 +23,10 @@ type Bench struct {
 	Reps     int  // timed repetitions; 20 when 0
 	FlushL2  bool // evict L2 before each repetition, by reading twice its size (not timed)
 	HostWall bool // also time, on the host, how long enqueueing each repetition takes
+	// Trace keeps every reading of the GPU's conditions, and when each
+	// timed repetition ended, in Timing.Trace: for a run long enough that
+	// its clocks, and so its rate, change as it goes.
+	Trace bool
 
 	// Progress, if set, is called after each repetition, warm-up included,
 	// with the number done and the total. It runs in the caller's process.
@@ -64,6 +68,9 @@ type Timing struct {
 	// Conditions is what the GPU reported while the repetitions ran; no
 	// samples where NVML cannot be read.
 	Conditions Conditions
+	// Trace is the same over time, with the repetitions' ends, where
+	// Bench.Trace asked for it; nil otherwise.
+	Trace *Trace
 }
 
 // Stats summarizes the device times.
@@ -189,8 +196,8 @@ func (c *Context) bench(b Bench) (t Timing, err error) {
 	defer d.cuEventDestroy(start)
 	defer d.cuEventDestroy(end)
 
-	stopSampling := c.sampleConditions()
-	defer func() { t.Conditions = stopSampling() }()
+	sampling := c.sampleConditions(b)
+	defer func() { t.Conditions, t.Trace = sampling.finish() }()
 	total := b.Warmup + b.Reps
 	for i := 0; i < total; i++ {
 		if flush != nil {
@@ -219,6 +226,7 @@ func (c *Context) bench(b Bench) (t Timing, err error) {
 		}
 		if i >= b.Warmup {
 			t.Device = append(t.Device, time.Duration(float64(ms)*1e6))
+			sampling.ended(t.Device[len(t.Device)-1])
 			if b.HostWall {
 				t.Host = append(t.Host, host)
 			}

@@ -63,6 +63,10 @@ type Result struct {
 	// power, temperature and throttle reasons (nil where NVML could not
 	// be read, and in results recorded before they were kept).
 	Conditions *gpu.Conditions `json:"conditions,omitempty"`
+	// Trace is the same over time, with when each repetition ended, for a
+	// measurement that kept one (gpu.Bench.Trace): a rate and the clocks
+	// that explain it, as they changed.
+	Trace *gpu.Trace `json:"trace,omitempty"`
 
 	// Kernels, in a profile (Kind "profile"), are the kernels Nsight
 	// Compute measured in one run of the variant, with their counters.

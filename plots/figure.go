@@ -32,6 +32,9 @@ type Series struct {
 	Name     string
 	X, Y     []float64
 	Baseline bool // a library's result rather than a kernel's: dashed, with hollow markers
+	// Dense is a series of many close points, such as readings over time:
+	// drawn as a line alone, since markers would cover one another.
+	Dense bool
 
 	// OutOfMemory marks the sizes that did not fit on the GPU, drawn as
 	// crosses in the series' colour: at Y where Y > 0 (a memory figure
@@ -263,8 +266,14 @@ func (f Lines) Plot() (*plot.Plot, error) {
 			line.Color, points.Color = st.colour, st.colour
 			line.Width, line.Dashes = vg.Points(1.6), st.dashes
 			points.Shape, points.Radius = st.glyph, vg.Points(2.6)
-			p.Add(line, points)
-			p.Legend.Add(s.Name, line, points)
+			if s.Dense {
+				line.Width = vg.Points(1.2)
+				p.Add(line)
+				p.Legend.Add(s.Name, line)
+			} else {
+				p.Add(line, points)
+				p.Legend.Add(s.Name, line, points)
+			}
 		}
 		if len(s.OutOfMemory) > 0 {
 			oom = true

@@ -245,3 +245,25 @@ func TestOneSizeOnLogAxis(t *testing.T) {
 		t.Fatalf("Save(one size on a log axis) = %v, %v", paths, err)
 	}
 }
+
+// TestDense: a dense series is drawn as a line alone, without a marker at
+// each of its points.
+func TestDense(t *testing.T) {
+	series := Series{Name: "SM clock"}
+	for i := range 200 {
+		series.X, series.Y = append(series.X, float64(i)/20), append(series.Y, 1300+float64(i%7))
+	}
+	fig := Lines{Title: "SM clock under load", XLabel: "time (s)", YLabel: "MHz", Series: []Series{series}}
+	marked, err := Encode(fig, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig.Series[0].Dense = true
+	dense, err := Encode(fig, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marked)-len(dense) < 200*20 {
+		t.Errorf("dense SVG is %d bytes, with markers %d: want at least 20 bytes less a point", len(dense), len(marked))
+	}
+}

@@ -56,6 +56,7 @@ func init() {
 			"Cost and benefit": &lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
 				return tradeoff(env, l, throughput, check)
 			}},
+			"The clock under load": &lessons.Run{Name: "measure", F: sustained},
 		},
 	})
 }
