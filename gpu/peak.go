@@ -144,3 +144,23 @@ func (d DeviceInfo) Peak(resource string) (rate float64, how string, ok bool) {
 	rate = float64(d.SMs) * float64(d.ClockKHz) * 1e3 * per
 	return rate, fmt.Sprintf("%d SMs × %d MHz (the maximum clock) × %.0f FLOP per SM per clock, from the GPU's attributes", d.SMs, d.ClockKHz/1000, per), true
 }
+
+// PerSMClock is the dense arithmetic one SM does per clock for resource
+// (a precision), in FLOP, from the architecture's whitepaper; ok is false
+// where the architecture or the precision is not in the table.
+func (d DeviceInfo) PerSMClock(resource string) (flop float64, ok bool) {
+	flop, ok = flopsPerSMClock[[2]int{d.Major, d.Minor}][resource]
+	return flop, ok
+}
+
+// Datasheet is NVIDIA's published figure for resource (a precision) on
+// this GPU, in FLOP/s, and the SM clock it is quoted at; ok is false for
+// a GPU the table of products does not know.
+func (d DeviceInfo) Datasheet(resource string) (rate float64, mhz int, ok bool) {
+	p, known := productOf(d)
+	f, has := p.flops[resource]
+	if !known || !has {
+		return 0, 0, false
+	}
+	return f.rate, f.mhz, true
+}

@@ -32,11 +32,6 @@ const (
 
 var sustainSize = lessons.Size{8192, 8192, 8192}
 
-// datasheetFP16 is NVIDIA's dense FP16 tensor-core figure (FP32
-// accumulation) by GPU, in TFLOP/s: for the H100 SXM5, 989.4, from NVIDIA's
-// H100 Tensor Core GPU Architecture whitepaper (1978.9 with sparsity).
-var datasheetFP16 = map[string]float64{"NVIDIA H100 80GB HBM3": 989.4}
-
 // sustained runs the FP16 product for about ten seconds and shows the SM
 // clock, the board power and the rate over time, against the peaks they
 // are held to: on a GPU, what it measures; without one, what was
@@ -53,7 +48,7 @@ func sustained(env *lessons.Env, l *lessons.Lesson, step string) error {
 		return err
 	}
 	info, _, known := env.Device(l, step)
-	return showSustained(env, l, step, rs, refsOf(info, known, rs[0].GPU))
+	return showSustained(env, l, step, rs, refsOf(info, known))
 }
 
 // showSustained shows the sustained run rs[0] against ref: a table of
@@ -136,11 +131,16 @@ type refs struct {
 }
 
 // refsOf reads refs from info (known false: no description, no peaks).
-func refsOf(info gpu.DeviceInfo, known bool, name string) refs {
-	ref := refs{datasheet: datasheetFP16[name]}
-	if rate, _, ok := info.Peak(gpu.PeakFP16); known && ok {
-		ref.sms, ref.maxMHz = info.SMs, float64(info.ClockKHz)/1e3
-		ref.perClock = rate / (float64(info.SMs) * float64(info.ClockKHz) * 1e3)
+func refsOf(info gpu.DeviceInfo, known bool) refs {
+	var ref refs
+	if !known {
+		return ref
+	}
+	if per, ok := info.PerSMClock(gpu.PeakFP16); ok {
+		ref.sms, ref.maxMHz, ref.perClock = info.SMs, float64(info.ClockKHz)/1e3, per
+	}
+	if rate, _, ok := info.Datasheet(gpu.PeakFP16); ok {
+		ref.datasheet = rate / 1e12
 	}
 	return ref
 }

@@ -18,7 +18,7 @@ const h100 = "NVIDIA H100 80GB HBM3"
 
 // h100Refs is what an H100 SXM's description gives the step.
 func h100Refs() refs {
-	return refsOf(gpu.DeviceInfo{Name: h100, Major: 9, Minor: 0, SMs: 132, ClockKHz: 1980000}, true, h100)
+	return refsOf(gpu.DeviceInfo{Name: h100, Major: 9, Minor: 0, SMs: 132, ClockKHz: 1980000}, true)
 }
 
 // syntheticRun is a made-up sustained run of 12 s: the clock at 1980 MHz
@@ -67,10 +67,10 @@ func TestRefs(t *testing.T) {
 			t.Errorf("%s = %.2f, want %.1f", c.what, c.got, c.want)
 		}
 	}
-	if other := refsOf(gpu.DeviceInfo{Name: "NVIDIA A100-SXM4-80GB", Major: 8, SMs: 108, ClockKHz: 1410000}, true, "NVIDIA A100-SXM4-80GB"); other.datasheet != 0 || other.perClock != 2048 {
-		t.Errorf("A100 refs = %+v, want 2048 FLOP per SM per clock and no datasheet figure", other)
+	if other := refsOf(gpu.DeviceInfo{Name: "NVIDIA A100-SXM4-80GB", Major: 8, SMs: 108, ClockKHz: 1410000}, true); other.datasheet != 312 || other.perClock != 2048 {
+		t.Errorf("A100 refs = %+v, want 2048 FLOP per SM per clock and NVIDIA's 312 TFLOP/s", other)
 	}
-	if unknown := refsOf(gpu.DeviceInfo{}, false, h100); unknown.perClock != 0 {
+	if unknown := refsOf(gpu.DeviceInfo{}, false); unknown.perClock != 0 {
 		t.Errorf("refs without a description = %+v, want no peak", unknown)
 	}
 }
