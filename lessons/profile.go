@@ -383,7 +383,11 @@ func (e *Env) showProfiles(l *Lesson, rs []Result) {
 			}
 		}
 		p, _ := l.problemMeasuring(in[0].Variant)
-		e.printf("\n── Profile: %s, %s · %s\n", step, in[0].Size, e.About(in))
+		where := step
+		if !slices.ContainsFunc(in, func(r Result) bool { return r.Size != in[0].Size }) {
+			where += ", " + in[0].Size
+		}
+		e.printf("\n── Profile: %s · %s\n", where, e.About(in))
 		if note := clockNote(in); note != "" {
 			e.printf("%s\n", note)
 		}

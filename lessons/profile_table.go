@@ -328,7 +328,7 @@ func profileNotes(rs []Result, columns []string, seen map[string]bool) []string 
 		notes = append(notes, "predicted: the bytes the lesson's model says the code must move; DRAM ÷ predicted above 1 is traffic the model did not count.")
 	}
 	if slices.Contains(columns, ColSectors) {
-		notes = append(notes, "sectors/load: 32-byte sectors each warp's global load touched; 4 means the warp's 32 floats were contiguous, 32 that each came from its own sector.")
+		notes = append(notes, "sectors/load: 32-byte sectors each warp's global load touched: 4 for 32 contiguous floats (16 for float4s), 32 where each float sat in a sector of its own.")
 	}
 	if slices.Contains(columns, ColStalls) && len(seen) > 0 {
 		var reasons []string

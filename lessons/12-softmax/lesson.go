@@ -27,6 +27,11 @@ func init() {
 	for _, cols := range []int{128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1 << 18} {
 		widths = append(widths, lessons.Size{elements / cols, cols})
 	}
+	// The profile's rows: up to and past the widths v3 keeps in L1.
+	var profileWidths []lessons.Size
+	for _, cols := range []int{1024, 4096, 8192, 32768} {
+		profileWidths = append(profileWidths, lessons.Size{elements / cols, cols})
+	}
 	var halfWidths []lessons.Size
 	for _, cols := range []int{1024, 4096, 16384, 32768} {
 		halfWidths = append(halfWidths, lessons.Size{elements / cols, cols})
@@ -55,7 +60,7 @@ func init() {
 			"Rows wider than a block": &lessons.ShowKernel{Names: []string{"softmax_v6"}},
 			"Check":                   &lessons.CheckStep{},
 			"Bandwidth": &lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
-				Sizes: widths, XDim: 1, ProfileSizes: widths},
+				Sizes: widths, XDim: 1, ProfileSizes: profileWidths},
 			"Half the bytes": &lessons.ShowKernel{Names: []string{"softmax_h"}},
 			"fp16 check":     &lessons.CheckStep{Problem: half},
 			"fp16 bandwidth": &lessons.Sweep{Title: "fp16 softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
