@@ -219,7 +219,10 @@ func kernelNames(rs []Result) []string {
 		for _, k := range r.Kernels {
 			ks = append(ks, k.Name)
 		}
-		out = append(out, fmt.Sprintf("%s ran %s.", r.Variant, strings.Join(ks, ", ")))
+		line := fmt.Sprintf("%s ran %s.", r.Variant, strings.Join(ks, ", "))
+		if !slices.Contains(out, line) { // the same at every size
+			out = append(out, line)
+		}
 	}
 	return out
 }
@@ -315,7 +318,7 @@ func clockNote(rs []Result) string {
 		mem, ok2 := c.rate(profiler.MemClock)
 		if ok1 && ok2 {
 			return fmt.Sprintf("Clocks locked at base by Nsight Compute (SM %.0f MHz, memory %.0f MHz), caches flushed before each kernel: "+
-				"times run longer than the benchmarks', which run at the clock the GPU chooses.", sm/1e6, mem/1e6)
+				"its times are taken at these clocks, not the benchmarks', and compare within a table only.", sm/1e6, mem/1e6)
 		}
 	}
 	return ""

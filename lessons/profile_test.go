@@ -67,7 +67,7 @@ func TestProfileTable(t *testing.T) {
 
 func TestKernelNames(t *testing.T) {
 	sets := h100Kernels(t)
-	got := kernelNames([]Result{profiled("vadd", 1, sets[0]), profiled("vadd (yours)", 1, sets[0]), profiled("k2", 1, sets[1]), {Outcome: Refused}})
+	got := kernelNames([]Result{profiled("vadd", 1, sets[0]), profiled("vadd (yours)", 1, sets[0]), profiled("k2", 1, sets[1]), profiled("k2", 2, sets[1]), {Outcome: Refused}})
 	if strings.Join(got, "|") != "k2 ran strided, vadd." {
 		t.Errorf("kernel names %q", got)
 	}
