@@ -37,6 +37,8 @@ func init() {
 		halfWidths = append(halfWidths, lessons.Size{elements / cols, cols})
 	}
 	half := halfProblem()
+	bandwidth := &lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
+		Sizes: widths, XDim: 1, ProfileSizes: profileWidths}
 	lessons.Register(lessons.Def{
 		Number: 12, Slug: "softmax", Files: files, Kernels: "softmax.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
@@ -59,8 +61,11 @@ func init() {
 			"One read":                &lessons.ShowKernel{Names: []string{"softmax_v5"}},
 			"Rows wider than a block": &lessons.ShowKernel{Names: []string{"softmax_v6"}},
 			"Check":                   &lessons.CheckStep{},
-			"Bandwidth": &lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
-				Sizes: widths, XDim: 1, ProfileSizes: profileWidths},
+			"Bandwidth":               bandwidth,
+			"Where the reads come from": &lessons.ProfileStep{Of: bandwidth, Impls: []string{"softmax_v3", "softmax_v4", "softmax_v5"},
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColL1, lessons.ColL2}},
+			"cuDNN at wide rows": &lessons.ProfileStep{Of: bandwidth, Impls: []string{"softmax_v5", cudnnName},
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColDRAMBusy, lessons.ColStalls}},
 			"Half the bytes": &lessons.ShowKernel{Names: []string{"softmax_h"}},
 			"fp16 check":     &lessons.CheckStep{Problem: half},
 			"fp16 bandwidth": &lessons.Sweep{Title: "fp16 softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
