@@ -47,6 +47,15 @@ func init() {
 	for k := 16; k <= 28; k += 2 {
 		sizes = append(sizes, lessons.Size{1 << k})
 	}
+	// against is the sweep whose versions the recorded profile counted.
+	against := &lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true}
+	// counted shows its DRAM bytes beside the 16 an element the model
+	// predicts for one fused kernel; loads, what the wider loads change.
+	counted := &lessons.ProfileStep{Of: against, Impls: []string{three, two, "fusion_v1", "fusion_v2", runtime, cudnn},
+		Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColDRAMBusy, lessons.ColSMBusy}}
+	loads := &lessons.ProfileStep{Of: against, Impls: []string{"fusion_v1", "fusion_v2", runtime, cudnn},
+		Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColSectors, lessons.ColDRAMBusy, lessons.ColSMBusy,
+			lessons.ColInstructions, lessons.ColOccupancy, lessons.ColLimiter}}
 	lessons.Register(lessons.Def{
 		Number: 9, Slug: "fusion", Files: files, Kernels: "fusion.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
@@ -63,7 +72,9 @@ func init() {
 			"Two, then one":      &lessons.ShowKernel{Names: []string{"fma_f", "fusion_v1"}},
 			"Wider loads":        &lessons.ShowKernel{Names: []string{"fusion_v2"}},
 			"Check":              &lessons.CheckStep{},
-			"Against the copy":   &lessons.Sweep{Title: "sigmoid(a + b·c), fp32", XLabel: "elements (n)", Sizes: sizes, Ladder: true},
+			"Against the copy":   against,
+			"Bytes, counted":     counted,
+			"Loads, counted":     loads,
 			"Fusion at run time": &lessons.Run{F: atRunTime, Replay: atRunTimeReplay},
 			"Exercise":           &lessons.ExerciseStep{},
 		},
