@@ -49,6 +49,11 @@ type Impl struct {
 	// Peak, if set, is the resource bounding this impl where it differs
 	// from the problem's, e.g. gpu.PeakFP8 for an FP8 product.
 	Peak string
+	// Bytes, if set, is the DRAM traffic this impl's code must cause at
+	// size s, where it differs from the problem's Bytes (an unfused chain
+	// moves more than the fused kernel): a profile shows it beside what
+	// DRAM moved.
+	Bytes func(s Size) float64
 	// Extra, if set, is the device memory the impl needs at size s beyond
 	// the problem's Memory (e.g. attention's S×S scores), known before
 	// anything is allocated: a size where it does not fit is refused.

@@ -132,12 +132,17 @@ var stallMeanings = map[string]string{
 	"misc":               "something else",
 }
 
-// predictedBytes is the DRAM traffic p's code must cause at size s: its
-// Bytes, or its work where that is bytes; 0 where the lesson predicts none.
-func predictedBytes(p *Problem, s Size) float64 {
-	switch {
-	case p == nil || len(s) == 0:
+// predictedBytes is the DRAM traffic the code of p's impl called variant
+// must cause at size s: the impl's Bytes, the problem's, or its work
+// where that is bytes; 0 where the lesson predicts none.
+func predictedBytes(p *Problem, variant string, s Size) float64 {
+	if p == nil || len(s) == 0 {
 		return 0
+	}
+	if im, err := p.impl(strings.TrimSuffix(variant, yours)); err == nil && im.Bytes != nil {
+		return im.Bytes(s)
+	}
+	switch {
 	case p.Bytes != nil:
 		return p.Bytes(s)
 	case p.Unit == "GB/s":
@@ -199,7 +204,7 @@ func ProfileTable(p *Problem, rs []Result, columns []string) *Table {
 			row = append(row, fmt.Sprint(c.n))
 		}
 		for _, col := range columns {
-			row = append(row, c.cells(col, p, Size(r.Dims), seen)...)
+			row = append(row, c.cells(col, p, r.Variant, Size(r.Dims), seen)...)
 		}
 		t.add(row...)
 	}
@@ -229,7 +234,7 @@ func kernelNames(rs []Result) []string {
 
 // cells are counters c's cells of column col; seen collects the stall
 // reasons shown, for the notes.
-func (c counters) cells(col string, p *Problem, s Size, seen map[string]bool) []string {
+func (c counters) cells(col string, p *Problem, variant string, s Size, seen map[string]bool) []string {
 	num := func(v float64, ok bool, format string) string {
 		if !ok {
 			return "–"
@@ -249,7 +254,7 @@ func (c counters) cells(col string, p *Problem, s Size, seen map[string]bool) []
 		wr, ok2 := sum(profiler.DRAMWrite)
 		return []string{num(rd/1e6, ok1, "%.1f"), num(wr/1e6, ok2, "%.1f")}
 	case ColPredicted:
-		want := predictedBytes(p, s)
+		want := predictedBytes(p, variant, s)
 		rd, ok1 := sum(profiler.DRAMRead)
 		wr, ok2 := sum(profiler.DRAMWrite)
 		if want <= 0 {

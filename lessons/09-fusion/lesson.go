@@ -92,9 +92,9 @@ func problem() *lessons.Problem {
 		Work: func(s lessons.Size) float64 { return 16 * float64(s[0]) },
 	}
 	p.Impls = append(lessons.LadderImpls("fusion.cu"),
-		lessons.Impl{Name: three, Library: true, Kernels: []string{"mul_f", "add_f", "sigmoid_f"},
+		lessons.Impl{Name: three, Library: true, Kernels: []string{"mul_f", "add_f", "sigmoid_f"}, Bytes: bytesPer(32),
 			Summary: "mul_f, add_f, sigmoid_f: an operation a kernel, two intermediates through memory, 32 bytes an element"},
-		lessons.Impl{Name: two, Library: true, Kernels: []string{"fma_f", "sigmoid_f"},
+		lessons.Impl{Name: two, Library: true, Kernels: []string{"fma_f", "sigmoid_f"}, Bytes: bytesPer(24),
 			Summary: "fma_f, sigmoid_f: a + b·c fused by hand, one intermediate through memory, 24 bytes an element"},
 		lessons.Impl{Name: runtime, Library: true,
 			Summary: "the kernel package fuse writes from the text \"" + expr + "\", compiled by NVRTC at run time: the REPL's fuse"},
@@ -278,4 +278,9 @@ func atRunTimeReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
 		"No GPU here: 'fuse %s' compiles and times both on one, and the sweep above shows this kernel as %q.\n",
 		e.Kernel("fused"), expr, len(stages), moved, e.BytesPerElement(), expr, runtime)
 	return nil
+}
+
+// bytesPer is the DRAM traffic of a way that moves b bytes an element.
+func bytesPer(b float64) func(lessons.Size) float64 {
+	return func(s lessons.Size) float64 { return b * float64(s[0]) }
 }
