@@ -15,6 +15,8 @@ import (
 var files embed.FS
 
 func init() {
+	bench := &lessons.Sweep{Title: "Vector add bandwidth", XLabel: "elements (n)", Memory: true,
+		Sizes: []lessons.Size{{1 << 12}, {1 << 14}, {1 << 16}, {1 << 18}, {1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}}}
 	lessons.Register(lessons.Def{
 		Number: 2, Slug: "vector-add", Files: files, Kernels: "vector_add.cu",
 		Problem: problem(),
@@ -40,8 +42,10 @@ func init() {
 			"Three versions":   &lessons.ShowKernel{},
 			"Block size": &lessons.Sweep{Title: "Vector add bandwidth by block size", Impls: []string{"vadd_v1"},
 				Sizes: []lessons.Size{{1 << 26}}, Blocks: []int{32, 64, 128, 256, 512, 1024}},
-			"Benchmark": &lessons.Sweep{Title: "Vector add bandwidth", XLabel: "elements (n)", Memory: true,
-				Sizes: []lessons.Size{{1 << 12}, {1 << 14}, {1 << 16}, {1 << 18}, {1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}}},
+			"Benchmark": bench,
+			"Counters": &lessons.ProfileStep{Of: bench, Impls: []string{"vadd_v1", "vadd_v2", "vadd_v3"},
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColSectors,
+					lessons.ColDRAMBusy, lessons.ColInstructions, lessons.ColStalls}},
 			"Exercise": &lessons.ExerciseStep{},
 		},
 	})
