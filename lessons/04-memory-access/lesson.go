@@ -49,6 +49,14 @@ func init() {
 		squares = append(squares, lessons.Size{n, n})
 	}
 	stride, aos, inflight := strideProblem(), particleProblem(), inflightProblem()
+	// The sweeps whose profiles a later step shows beside the prose.
+	strided := &lessons.Sweep{Title: "Strided reads, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
+		Problem: stride, Sizes: strides, XDim: 1, ProfileSizes: strides}
+	layouts := &lessons.Sweep{Title: "x + vx·dt: array of structs against struct of arrays", XLabel: "particles (n)",
+		Problem: aos, Sizes: particles}
+	copies := &lessons.Sweep{Title: "Copies with few threads, 2²⁶ floats", XLabel: "blocks of 256 threads per SM (grid = blocks × SMs)",
+		Problem: inflight, Sizes: perSM, XDim: 1}
+	transposes := &lessons.Sweep{Title: "Transpose, fp32", XLabel: "matrix size (square, one side)", Sizes: squares, Ladder: true}
 	lessons.Register(lessons.Def{
 		Number: 4, Slug: "memory-access", Files: files, Kernels: "memory_access.cu", Problem: transposeProblem(),
 		Exercise: &lessons.Exercise{
@@ -64,23 +72,27 @@ func init() {
 		},
 		Actions: map[string]lessons.Action{
 			"Coalescing": &lessons.ShowKernel{Names: []string{"read_stride"}},
-			"Stride": &lessons.Sweep{Title: "Strided reads, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
-				Problem: stride, Sizes: strides, XDim: 1, ProfileSizes: strides},
+			"Stride":     strided,
+			"Sectors and DRAM bytes": &lessons.ProfileStep{Of: strided,
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColSectors}},
 			"Arrays of structs": &lessons.ShowKernel{Names: []string{"advance_aos", "advance_soa"}},
-			"Structs of arrays": &lessons.Sweep{Title: "x + vx·dt: array of structs against struct of arrays", XLabel: "particles (n)",
-				Problem: aos, Sizes: particles},
+			"Structs of arrays": layouts,
+			"What each layout reads": &lessons.ProfileStep{Of: layouts,
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColSectors, lessons.ColDRAMBusy}},
 			"Bytes in flight":                &lessons.ShowKernel{Names: []string{"copy_scalar", "copy_float4"}},
 			"Restrict":                       &lessons.ShowKernel{Names: []string{"copy_unrolled", "copy_restrict", "copy_float4_restrict"}},
 			"Launch bounds":                  &lessons.ShowKernel{Names: []string{"copy_deep", "copy_deep_bounded"}},
 			"What the compiler made of them": &lessons.Run{Name: "measure", F: compiled},
-			"Latency and occupancy": &lessons.Sweep{Title: "Copies with few threads, 2²⁶ floats", XLabel: "blocks of 256 threads per SM (grid = blocks × SMs)",
-				Problem: inflight, Sizes: perSM, XDim: 1},
+			"Latency and occupancy":          copies,
+			"One block an SM, counted": &lessons.ProfileStep{Of: copies,
+				Columns: []string{lessons.ColTime, lessons.ColDRAMBusy, lessons.ColL1, lessons.ColInstructions, lessons.ColOccupancy, lessons.ColLimiter, lessons.ColStalls}},
 			"Transpose":               &lessons.ShowKernel{Names: []string{"transpose_v1"}},
 			"A tile in shared memory": &lessons.ShowKernel{Names: []string{"transpose_v2"}},
 			"Bank conflicts":          &lessons.ShowKernel{Names: []string{"transpose_v3", "transpose_v4"}},
 			"Check":                   &lessons.CheckStep{More: []*lessons.Problem{stride, aos, inflight}},
-			"Against the copy": &lessons.Sweep{Title: "Transpose, fp32", XLabel: "matrix size (square, one side)",
-				Sizes: squares, Ladder: true},
+			"Against the copy":        transposes,
+			"Bank conflicts, counted": &lessons.ProfileStep{Of: transposes,
+				Columns: []string{lessons.ColTime, lessons.ColPredicted, lessons.ColL2, lessons.ColDRAMBusy, lessons.ColConflicts, lessons.ColStalls}},
 			"Exercise": &lessons.ExerciseStep{},
 		},
 	})
