@@ -44,6 +44,11 @@ func init() {
 		wide = append(wide, lessons.Size{benchB, benchH, s, 128})
 		causal = append(causal, lessons.Size{benchB, benchH, s, benchD, 1})
 	}
+	// The sweep against cuDNN, profiled at S = 4096: the profile step
+	// shows its counters.
+	against := &lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
+		Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V",
+		ProfileSizes: []lessons.Size{{benchB, benchH, 4096, benchD}}}
 	lessons.Register(lessons.Def{
 		Number: 14, Slug: "flash-attention", Files: files, Kernels: "flash_attention.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
@@ -64,9 +69,10 @@ func init() {
 			"Tensor cores":       &lessons.ShowKernel{Names: []string{"flash_v2"}},
 			"Hopper":             &lessons.ShowKernel{Names: []string{"flash_v3"}},
 			"Check":              &lessons.CheckStep{},
-			"Against cuDNN": &lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
-				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V",
-				ProfileSizes: []lessons.Size{{benchB, benchH, 4096, benchD}}},
+			"Against cuDNN":      against,
+			"Counted by the profiler": &lessons.ProfileStep{Of: against, Impls: []string{"flash_v2", "flash_v3", cudnnName},
+				Columns: []string{lessons.ColTime, lessons.ColPredicted, lessons.ColInstructions, lessons.ColTensor,
+					lessons.ColOccupancy, lessons.ColLimiter, lessons.ColStalls}},
 			"Head dimension 128": &lessons.Sweep{Title: "Attention forward, fp16, d = 128", XLabel: "sequence length S (B=4, H=16, d=128)",
 				Sizes: wide, XDim: 2},
 			"Causal": &lessons.Sweep{Title: "Causal attention forward, fp16", XLabel: "sequence length S (B=4, H=16, d=64, causal)",
