@@ -314,19 +314,31 @@ func (c counters) cells(col string, p *Problem, variant string, s Size, seen map
 // clockNote says how the profile of rs was taken: at which clocks, with
 // the caches flushed; "" where rs holds no kernel.
 func clockNote(rs []Result) string {
+	var sm, mem []float64
 	for _, r := range rs {
-		if len(r.Kernels) == 0 {
-			continue
-		}
-		c := countersOf(r)
-		sm, ok1 := c.rate(profiler.SMClock)
-		mem, ok2 := c.rate(profiler.MemClock)
-		if ok1 && ok2 {
-			return fmt.Sprintf("Clocks locked at base by Nsight Compute (SM %.0f MHz, memory %.0f MHz), caches flushed before each kernel: "+
-				"its times are taken at these clocks, not the benchmarks', and compare within a table only.", sm/1e6, mem/1e6)
+		for _, k := range r.Kernels {
+			if v, ok := k.Get(profiler.SMClock); ok {
+				sm = append(sm, v/1e6)
+			}
+			if v, ok := k.Get(profiler.MemClock); ok {
+				mem = append(mem, v/1e6)
+			}
 		}
 	}
-	return ""
+	if len(sm) == 0 || len(mem) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Clocks locked at base by Nsight Compute (SM %s MHz, memory %s MHz, as each kernel read them), caches flushed before each kernel: "+
+		"its times are taken at these clocks, not the benchmarks', and compare within a table only.", span(sm), span(mem))
+}
+
+// span writes the range of vs, "1438" or "1438–1605", to the MHz.
+func span(vs []float64) string {
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	if fmt.Sprintf("%.0f", lo) == fmt.Sprintf("%.0f", hi) {
+		return fmt.Sprintf("%.0f", lo)
+	}
+	return fmt.Sprintf("%.0f–%.0f", lo, hi)
 }
 
 // profileNotes say how to read the columns shown.

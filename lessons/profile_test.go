@@ -75,8 +75,11 @@ func TestKernelNames(t *testing.T) {
 
 func TestClockNote(t *testing.T) {
 	sets := h100Kernels(t)
-	if got := clockNote([]Result{{Outcome: Refused}, profiled("k1", 1<<22, sets[0])}); !strings.Contains(got, "Clocks locked at base by Nsight Compute (SM 1615 MHz, memory 2615 MHz)") {
+	if got := clockNote([]Result{{Outcome: Refused}, profiled("k1", 1<<22, sets[0])}); !strings.Contains(got, "Clocks locked at base by Nsight Compute (SM 1615 MHz, memory 2615 MHz, as each kernel read them)") {
 		t.Errorf("clock note %q", got)
+	}
+	if got := clockNote([]Result{profiled("k1", 1<<22, sets[0]), profiled("k2", 1<<22, sets[1])}); !strings.Contains(got, "(SM 1570–1615 MHz, memory 2612–2616 MHz") {
+		t.Errorf("clock note of two profiles %q, want the range", got)
 	}
 	if got := clockNote(nil); got != "" {
 		t.Errorf("clock note of nothing %q", got)
