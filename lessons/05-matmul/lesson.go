@@ -20,6 +20,9 @@ func init() {
 		Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true}
 	tensorCores := &lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 		Problem: tc, Sizes: sizes, Ladder: true}
+	// The counters beside the ladders: what each rung moved (profile.json).
+	warps := []string{lessons.ColTime, lessons.ColSMBusy, lessons.ColInstructions, lessons.ColOccupancy, lessons.ColLimiter, lessons.ColStalls}
+	tensorPipe := []string{lessons.ColTime, lessons.ColTensor, lessons.ColInstructions, lessons.ColDRAM, lessons.ColPredicted, lessons.ColL2, lessons.ColConflicts}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Files: files, Kernels: "matmul.cu", Problem: p,
 		Exercise: &lessons.Exercise{
@@ -44,6 +47,8 @@ func init() {
 				return traffic(env, l, ladder, tensorCores)
 			}},
 			"The ladder":                  ladder,
+			"Where the bytes come from":   &lessons.ProfileStep{Of: ladder, Columns: lessons.MemoryColumns},
+			"What the warps wait for":     &lessons.ProfileStep{Of: ladder, Columns: warps},
 			"Sizes":                       &lessons.Sweep{Title: "fp32 matmul throughput", XLabel: "matrix size (square, one side)", Sizes: sizes},
 			"Double buffering":            &lessons.ShowKernel{Names: []string{"matmul_v7"}},
 			"Tensor cores":                &lessons.ShowKernel{File: "matmul_tc.cu", Names: []string{"matmul_tc_v1"}},
@@ -51,6 +56,7 @@ func init() {
 			"Hopper: TMA and wgmma":       &lessons.ShowKernel{File: "matmul_tc.cu", Names: []string{"matmul_tc_v3", "tc_v3"}},
 			"Tensor-core check":           &lessons.CheckStep{Problem: tc},
 			"Tensor cores against cuBLAS": tensorCores,
+			"Tensor-core counters":        &lessons.ProfileStep{Of: tensorCores, Columns: tensorPipe},
 			"bf16 check":                  &lessons.CheckStep{Problem: bf},
 			"bf16 against cuBLAS": &lessons.Sweep{Title: "bf16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 				Problem: bf, Sizes: []lessons.Size{{4096, 4096, 4096}}, Ladder: true},
