@@ -65,11 +65,11 @@ func TestREPLCommands(t *testing.T) {
 		{"help lists every command", "help\n", []string{"help", "lessons", "open", "next", "prev", "step", "show", "run", "check", "bench", "plot", "edit", "device", "mem", "quit"}},
 		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20"}},
 		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add", "5  matmul", "6  batched-gemm"}},
-		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/8 Kernel", "vadd_v1"}},
-		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/8 Launch", "1048583       256      4097", "── 1/8 Kernel"}},
-		{"step n", "open vector\nstep 6\n", []string{"── 6/8 Block size", "replayed from NVIDIA H100 80GB HBM3"}},
-		{"step out of range", "open 2\nstep 9\n", []string{"error: step \"9\": vector-add has steps 1 to 8"}},
-		{"show", "open 2\nshow\n", []string{"1/8 Kernel\n\nThe CPU adds two vectors"}},
+		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/9 Kernel", "vadd_v1"}},
+		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/9 Launch", "1048583       256      4097", "── 1/9 Kernel"}},
+		{"step n", "open vector\nstep 6\n", []string{"── 6/9 Block size", "replayed from NVIDIA H100 80GB HBM3"}},
+		{"step out of range", "open 2\nstep 10\n", []string{"error: step \"10\": vector-add has steps 1 to 9"}},
+		{"show", "open 2\nshow\n", []string{"1/9 Kernel\n\nThe CPU adds two vectors"}},
 		{"show kernel", "open 2\nshow kernel vadd_v3\n", []string{"// v3: float4 loads"}},
 		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: lessons: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_unguarded)`}},
 		{"run a variant in replay", "open 2\nrun vadd_v2\n", []string{"No GPU here", "vadd_v2  n=1048583", "ok"}},
@@ -158,7 +158,7 @@ func TestREPLExercise(t *testing.T) {
 	bad, _ := filepath.Abs("../../lessons/02-vector-add/testdata/syntax_error.cu")
 	good, _ := filepath.Abs("../../lessons/02-vector-add/testdata/solution.cu")
 	t.Setenv("EDITOR", "true") // an editor that changes nothing
-	out := transcript(t, "open 2\nstep 8\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
+	out := transcript(t, "open 2\nstep 9\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
 	for _, want := range []string{
 		"Your copy of the exercise: $WORKSPACE/vector-add/vadd_exercise.cu",
 		"gpu: nvrtc: syntax_error.cu:3: expected a \";\"",
@@ -302,7 +302,7 @@ func TestFakeTerminal(t *testing.T) {
 		"frobnicate\r", // a bad command
 		"\x04",         // Ctrl-D quits
 	)
-	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/8> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
+	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/9> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("fake terminal output lacks %q:\n%s", want, out)
 		}

@@ -1,5 +1,6 @@
 // Package matmul is lesson 5: the fp32 matrix-product ladder from a naive
-// kernel to vectorized 2D register blocking, each version against cuBLAS.
+// kernel to double-buffered 2D register blocking, each version against
+// cuBLAS and beside Nsight Compute's counters, then tensor cores.
 package matmul
 
 import (
