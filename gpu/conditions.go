@@ -106,8 +106,8 @@ type sampler struct {
 	stop, done chan struct{}
 }
 
-// startSampler takes a first reading now, then another each interval
-// every after, from its own goroutine, until finish.
+// startSampler takes a first reading now, then one every interval of
+// length every, from its own goroutine, until finish.
 func startSampler(read func() (nvml.Sample, error), trace *Trace, every time.Duration) *sampler {
 	s := &sampler{read: read, start: time.Now(), trace: trace, stop: make(chan struct{}), done: make(chan struct{})}
 	if read == nil {

@@ -164,3 +164,23 @@ func (d DeviceInfo) Datasheet(resource string) (rate float64, mhz int, ok bool) 
 	}
 	return f.rate, f.mhz, true
 }
+
+// What a peak's figure is, as DeviceInfo.PeakSource says.
+const (
+	SourceNVIDIA     = "NVIDIA's figure"           // published for this product (gpu/peak.go's table)
+	SourceNominal    = "nominal"                   // the link's generation and width
+	SourceAttributes = "from the GPU's attributes" // computed at the maximum clock
+)
+
+// PeakSource says where Peak's figure for resource comes from on this GPU:
+// SourceNVIDIA, SourceNominal or SourceAttributes.
+func (d DeviceInfo) PeakSource(resource string) string {
+	if resource == PeakPCIe {
+		return SourceNominal
+	}
+	p, known := productOf(d)
+	if _, has := p.flops[resource]; known && (has || resource == PeakDRAM) {
+		return SourceNVIDIA
+	}
+	return SourceAttributes
+}

@@ -71,3 +71,21 @@ func TestPeakTableArithmetic(t *testing.T) {
 		}
 	}
 }
+
+func TestPeakSource(t *testing.T) {
+	for _, c := range []struct {
+		d        DeviceInfo
+		resource string
+		want     string
+	}{
+		{h100, PeakFP16, SourceNVIDIA},
+		{h100, PeakDRAM, SourceNVIDIA},
+		{h100, PeakPCIe, SourceNominal},
+		{h200, PeakFP16, SourceAttributes},
+		{h200, PeakDRAM, SourceAttributes},
+	} {
+		if got := c.d.PeakSource(c.resource); got != c.want {
+			t.Errorf("%s %s: source %q, want %q", c.d.Name, c.resource, got, c.want)
+		}
+	}
+}

@@ -86,8 +86,7 @@ type profileMark struct {
 
 // Close unloads the marker's module.
 func (m *profileMark) Close() error {
-	m.d.cuModuleUnload(m.module)
-	return nil
+	return m.d.check(m.d.cuModuleUnload(m.module), "cuModuleUnload", ProfileMarker)
 }
 
 func (c *Context) loadProfileMark() (*profileMark, error) {

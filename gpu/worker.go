@@ -54,6 +54,7 @@ type Worker struct {
 	gone     map[owned]bool          // made by a process since replaced, and not yet freed
 	closed   bool
 	logDir   string // where the wrapper writes one log per worker process
+	started  int    // worker processes started, for LogStart
 }
 
 // proc is one running worker process.
@@ -128,10 +129,12 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
 	}
 	argv := []string{exe}
+	w.started++
 	if wr := w.opts.Wrap; wr != nil {
 		argv = append(slices.Clone(wr.Argv), exe)
 		for i, a := range argv {
-			argv[i] = strings.ReplaceAll(a, LogDir, w.logDir)
+			a = strings.ReplaceAll(a, LogDir, w.logDir)
+			argv[i] = strings.ReplaceAll(a, LogStart, fmt.Sprintf("%03d", w.started))
 		}
 		if _, err := exec.LookPath(argv[0]); err != nil {
 			callsR.Close()

@@ -28,6 +28,12 @@ type Wrapper struct {
 // LogDir stands in a Wrapper's Argv for the folder its logs go to.
 const LogDir = "{logdir}"
 
+// LogStart stands in a Wrapper's Argv for the number of the worker process
+// it starts (001, 002, … in the order they start), for a wrapper that
+// cannot name its log after its process (ncu's --log-file takes no %p): a
+// worker started again after a fault then writes a log of its own.
+const LogStart = "{start}"
+
 // WrapperLogs stops the worker, so that the wrapper around it finishes
 // writing, and returns what it wrote in the log folder since the last call,
 // one string a file in the order of their names; the files are removed.

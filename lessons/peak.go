@@ -23,21 +23,22 @@ var peakNames = map[string]string{
 }
 
 // peak is the peak bounding impl of p on the GPU info describes, in p's
-// unit, with what it is and where it comes from; 0 and "" where
-// gpu.DeviceInfo.Peak has none for that GPU.
-func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (float64, string) {
+// unit, with what it is and where it comes from, and what kind of figure
+// it is (gpu.SourceNVIDIA, …); 0 and "" where gpu.DeviceInfo.Peak has none
+// for that GPU.
+func (p *Problem) peak(impl Impl, info gpu.DeviceInfo) (rate float64, name, source string) {
 	res := p.Peak
 	if impl.Peak != "" {
 		res = impl.Peak
 	}
 	if res == "" {
-		return 0, ""
+		return 0, "", ""
 	}
 	rate, how, ok := info.Peak(res)
 	if !ok {
-		return 0, ""
+		return 0, "", ""
 	}
-	return p.units(rate), fmt.Sprintf("%s, %s", peakNames[res], how)
+	return p.units(rate), fmt.Sprintf("%s, %s", peakNames[res], how), info.PeakSource(res)
 }
 
 // withPeaks gives each measured result the peak PeakTable gives now for
@@ -57,8 +58,8 @@ func (s *Session) withPeaks(p *Problem, rs []Result) []Result {
 			continue
 		}
 		im, _ := p.impl(r.Variant)
-		if peak, name := p.peak(im, info); peak > 0 {
-			out[i].Peak, out[i].PeakName = peak, name
+		if peak, name, source := p.peak(im, info); peak > 0 {
+			out[i].Peak, out[i].PeakName, out[i].PeakSource = peak, name, source
 		}
 	}
 	return out

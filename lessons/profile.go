@@ -49,10 +49,16 @@ type profileTarget struct {
 }
 
 // profileTargets returns what Profile measures in l: each ladder sweep at
-// its largest size, then each sweep of a problem no ladder covered (a
-// sweep with ProfileSizes at those sizes), narrowed to o's step and
-// variants.
+// its largest size, then, of each problem no ladder covers, the sweep that
+// measures the most impls, and every sweep that names its ProfileSizes;
+// narrowed to o's step and variants (each of which must be a variant of
+// l).
 func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
+	for _, v := range o.Variants {
+		if !slices.ContainsFunc(l.Variants(), func(im Impl) bool { return im.Name == v }) {
+			return nil, fmt.Errorf("lessons: %s has no variant %s to profile (it has: %s)", l.Slug, v, variantNames(l))
+		}
+	}
 	var ladders, others []profileTarget
 	for i, st := range l.Steps {
 		sw, ok := st.Action.(*Sweep)
@@ -67,9 +73,6 @@ func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
 		if err != nil {
 			return nil, err
 		}
-		if o.Variants != nil {
-			impls = slices.DeleteFunc(slices.Clone(impls), func(im Impl) bool { return !slices.Contains(o.Variants, im.Name) })
-		}
 		t := profileTarget{step: st.Title, p: p, impls: impls, sizes: sw.profileSizes(p, impls), asked: sw.ProfileSizes != nil || o.Step != 0}
 		if len(impls) == 0 || len(t.sizes) == 0 {
 			continue
@@ -80,23 +83,34 @@ func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
 			others = append(others, t)
 		}
 	}
-	// Of the sweeps no ladder covers, the one of each problem that
-	// measures the most impls (the first, of equals), and every sweep that
-	// names its ProfileSizes or was asked for.
-	out := ladders
+	// The sweeps are chosen on their whole impls, then narrowed to the
+	// variants asked for: naming one variant profiles the rows the whole
+	// profile would have, not those of another sweep of it.
+	chosen := ladders
 	for _, t := range others {
-		covered := slices.ContainsFunc(out, func(u profileTarget) bool { return u.p == t.p })
+		covered := slices.ContainsFunc(chosen, func(u profileTarget) bool { return u.p == t.p })
 		wider := !slices.ContainsFunc(others, func(u profileTarget) bool { return u.p == t.p && len(u.impls) > len(t.impls) })
 		if t.asked || !covered && wider {
+			chosen = append(chosen, t)
+		}
+	}
+	var out []profileTarget
+	for _, t := range chosen {
+		if o.Variants != nil {
+			t.impls = slices.DeleteFunc(slices.Clone(t.impls), func(im Impl) bool { return !slices.Contains(o.Variants, im.Name) })
+		}
+		if len(t.impls) > 0 {
 			out = append(out, t)
 		}
 	}
 	if len(out) == 0 {
 		switch {
+		case o.Step != 0 && len(chosen) > 0:
+			return nil, fmt.Errorf("lessons: step %d of %s does not run %s", o.Step, l.Slug, strings.Join(o.Variants, ", "))
 		case o.Step != 0:
 			return nil, fmt.Errorf("lessons: step %d of %s is not a sweep of kernels to profile", o.Step, l.Slug)
 		case o.Variants != nil:
-			return nil, fmt.Errorf("lessons: %s has no variant %s to profile (it has: %s)", l.Slug, strings.Join(o.Variants, ", "), variantNames(l))
+			return nil, fmt.Errorf("lessons: no sweep of %s that profile runs has %s", l.Slug, strings.Join(o.Variants, ", "))
 		}
 		return nil, fmt.Errorf("lessons: %s has no sweep of kernels to profile", l.Slug)
 	}
@@ -144,19 +158,26 @@ func (s *Sweep) profileSizes(p *Problem, impls []Impl) []Size {
 // measures is recorded (kind "profile"), for bench's JSON and the lesson's
 // ProfileSteps.
 func (e *Env) Profile(l *Lesson, o ProfileOptions) error {
-	if !e.Live() {
-		return e.replayProfiles(l, o)
-	}
-	wrap, err := profiler.Wrapper()
-	if err != nil {
-		return err
-	}
+	_, err := e.LiveOr(func() ([]Result, error) { return nil, e.profileLive(l, o) },
+		func() ([]Result, error) { return nil, e.replayProfiles(l, o) })
+	return err
+}
+
+// profileLive profiles on this session's GPU. A row whose kernels the
+// report lacks (Nsight Compute could not count them, or wrote nothing)
+// is still recorded and shown, saying why.
+func (e *Env) profileLive(l *Lesson, o ProfileOptions) error {
 	var pts []profilePoint
+	var err error
 	if o.Mine != nil {
 		pts, err = l.minePoints(*o.Mine)
 	} else {
 		pts, err = l.profilePoints(o)
 	}
+	if err != nil {
+		return err
+	}
+	wrap, err := profiler.Wrapper()
 	if err != nil {
 		return err
 	}
@@ -168,22 +189,25 @@ func (e *Env) Profile(l *Lesson, o ProfileOptions) error {
 	e.printf("Under Nsight Compute: each kernel runs once for every pass of counters it needs, with its clocks locked at base and the caches flushed before each pass.\n")
 	rs, runErr := sub.profileRun(l, pts, o.Mine)
 	var sets [][]profiler.Kernel
+	var reportErr error
 	if slices.ContainsFunc(rs, func(r Result) bool { return r.Outcome == "" }) {
-		if sets, err = profiler.Report(w); err != nil {
-			return errors.Join(runErr, err)
-		}
+		sets, reportErr = profiler.Report(w)
 	}
 	for i := range rs {
 		if rs[i].Outcome == "" && i < len(sets) {
 			rs[i].Kernels = sets[i]
 		}
 		if rs[i].Outcome == "" && len(rs[i].Kernels) == 0 {
-			rs[i].Outcome, rs[i].Detail = Skipped, "Nsight Compute recorded no kernel for it"
+			why := "Nsight Compute recorded no kernel for it"
+			if reportErr != nil {
+				why = firstLine(reportErr.Error())
+			}
+			rs[i].Outcome, rs[i].Detail = Skipped, why
 		}
 		e.record(rs[i])
 	}
 	e.showProfiles(l, rs)
-	return runErr
+	return errors.Join(runErr, reportErr)
 }
 
 // profilePoint is one row of a profile: impl of p at size.
@@ -240,20 +264,13 @@ func (l *Lesson) minePoints(s Submission) ([]profilePoint, error) {
 	if x := l.Exercise; x != nil && s.Like == x.Like && x.Bench != nil {
 		size = x.Bench
 	}
-	block := cmpOr(s.Block, like.block())
+	block := cmp.Or(s.Block, like.block())
 	mine := Impl{Name: sig.Name, Like: s.Like, Block: block}
 	step := "yours: " + s.File
 	return []profilePoint{
 		{step: step, p: p, impl: mine, size: size, block: block, src: &src},
 		{step: step, p: p, impl: like, size: size, block: like.block()},
 	}, nil
-}
-
-func cmpOr(a, b int) int {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // wrapped returns an Env on a worker of its own started under wrap, seen
@@ -360,7 +377,11 @@ func (e *Env) replayProfiles(l *Lesson, o ProfileOptions) error {
 		}
 	}
 	if len(rs) == 0 {
-		return fmt.Errorf("no GPU here (%v), and no profile was recorded with %s", e.NoGPU, l.Slug)
+		var steps []string
+		for _, t := range ts {
+			steps = append(steps, fmt.Sprintf("%q", t.step))
+		}
+		return fmt.Errorf("no GPU here (%v), and no profile of %s was recorded with %s", e.NoGPU, strings.Join(steps, ", "), l.Slug)
 	}
 	e.printf("No GPU here (%v): showing the profiles %s.\n", e.NoGPU, ResultSet{Results: rs}.Source())
 	e.showProfiles(l, rs)
@@ -382,7 +403,7 @@ func (e *Env) showProfiles(l *Lesson, rs []Result) {
 				in = append(in, r)
 			}
 		}
-		p, _ := l.problemMeasuring(in[0].Variant)
+		p := l.problemMeasuring(in)
 		where := step
 		if !slices.ContainsFunc(in, func(r Result) bool { return r.Size != in[0].Size }) {
 			where += ", " + in[0].Size
@@ -399,21 +420,21 @@ func (e *Env) showProfiles(l *Lesson, rs []Result) {
 	}
 }
 
-// problemMeasuring is the problem of l whose impl is called variant (a
-// learner's kernel: the one it is judged like), or nil.
-func (l *Lesson) problemMeasuring(variant string) (*Problem, bool) {
-	name := strings.TrimSuffix(variant, yours)
-	for _, p := range l.Problems() {
-		for _, im := range p.Impls {
-			if im.Name == name {
-				return p, true
+// problemMeasuring is the problem of l whose impls rs ran: the first row
+// that is one of l's impls says (a learner's kernel is not; the version
+// profiled beside it is), else l's first problem, or nil.
+func (l *Lesson) problemMeasuring(rs []Result) *Problem {
+	for _, r := range rs {
+		for _, p := range l.Problems() {
+			if _, err := p.impl(r.Variant); err == nil {
+				return p
 			}
 		}
 	}
 	if ps := l.Problems(); len(ps) > 0 {
-		return ps[0], false
+		return ps[0]
 	}
-	return nil, false
+	return nil
 }
 
 // ProfileStep is a step that shows the profile of a sweep's versions,
@@ -454,7 +475,7 @@ func (ps *ProfileStep) Do(env *Env, l *Lesson, step string) error {
 		env.printf("No profile of %q was recorded; `profile` measures one where Nsight Compute (ncu) is installed.\n", of)
 		return nil
 	}
-	p, _ := l.problemMeasuring(rs[0].Variant)
+	p := l.problemMeasuring(rs)
 	env.printf("Nsight Compute's counters, %s.\n", env.About(rs))
 	if note := clockNote(rs); note != "" {
 		env.printf("%s\n", note)

@@ -63,13 +63,13 @@ func (c counters) rate(name string) (float64, bool) { return c.main.Get(name) }
 // limiter names what bounds the longest kernel's occupancy: the resource
 // that allows the fewest blocks per SM, or "none" at full occupancy.
 func (c counters) limiter() string {
-	if max, ok := c.rate(profiler.MaxOccupancy); ok && max >= 99.5 {
+	if most, ok := c.rate(profiler.MaxOccupancy); ok && most >= 99.5 {
 		return "none"
 	}
 	names := map[string]string{"registers": "registers", "shared_mem": "shared memory", "warps": "threads per block",
 		"blocks": "blocks per SM"}
 	best, least := "", 0.0
-	for _, key := range profiler.Limits {
+	for _, key := range profiler.Limits() {
 		v, ok := c.rate(profiler.LimitPrefix + key)
 		if !ok {
 			continue

@@ -56,12 +56,12 @@ func TestProfileTable(t *testing.T) {
 		"           4.0", // vadd: a warp's 32 floats in 4 sectors
 		"75 / 100  none",
 	} {
-		if strings.Contains(got, "k2 ran") {
-			t.Errorf("the tables name the kernels: the caller does, once")
-		}
 		if !strings.Contains(got, want) {
 			t.Errorf("profile tables lack %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "k2 ran") {
+		t.Errorf("the tables name the kernels: the caller does, once")
 	}
 }
 
@@ -103,6 +103,8 @@ func TestProfileTargets(t *testing.T) {
 		{"one variant", ProfileOptions{Variants: []string{"k2"}}, "Ladder: k2 at n=1048576; Strides: k2 at n=1,n=2", ""},
 		{"one step", ProfileOptions{Step: 1}, "Sizes: k1,k2 at n=4096", ""},
 		{"no such variant", ProfileOptions{Variants: []string{"k9"}}, "", `no variant k9 to profile (it has: k1, k2)`},
+		{"a known and an unknown variant", ProfileOptions{Variants: []string{"k1", "k9"}}, "", `no variant k9 to profile`},
+		{"a step that does not run the variant", ProfileOptions{Step: 1, Variants: []string{"k3"}}, "", "no variant k3"},
 		{"a step of prose", ProfileOptions{Step: 2}, "", "step 2 of fake is not a sweep"},
 	} {
 		ts, err := l.profileTargets(c.o)
@@ -142,7 +144,7 @@ func TestProfileReplays(t *testing.T) {
 	l := &Lesson{Slug: "fake", Problem: fakeProblem(), Steps: []Step{{Title: "Ladder", Action: ladder}, {Title: "Why", Action: show}}}
 	var out bytes.Buffer
 	env := Replay(errors.New("no driver"), View{Out: &out})
-	if err := env.Profile(l, ProfileOptions{}); err == nil || !strings.Contains(err.Error(), "no profile was recorded with fake") {
+	if err := env.Profile(l, ProfileOptions{}); err == nil || !strings.Contains(err.Error(), `no profile of "Ladder" was recorded with fake`) {
 		t.Errorf("with nothing recorded: %v", err)
 	}
 	if err := show.Do(env, l, "Why"); err != nil || !strings.Contains(out.String(), `No profile of "Ladder" was recorded`) {
@@ -167,5 +169,21 @@ func TestProfileReplays(t *testing.T) {
 	}
 	if err := env.Profile(l, ProfileOptions{Mine: &Submission{File: "mine.cu"}}); err == nil || !strings.Contains(err.Error(), "needs a GPU") {
 		t.Errorf("profiling a file without a GPU: %v", err)
+	}
+}
+
+// TestProfileOneVariantKeepsItsSweep: naming a variant profiles the row the
+// whole profile has, from the sweep that measures every impl, not from an
+// earlier sweep of that variant alone (lesson 2's block sweep).
+func TestProfileOneVariantKeepsItsSweep(t *testing.T) {
+	p := fakeProblem()
+	blocks := &Sweep{Impls: []string{"k1"}, Sizes: []Size{{1 << 20}}, Blocks: []int{64, 256}}
+	bench := &Sweep{Sizes: []Size{{1 << 10}, {1 << 20}}}
+	l := &Lesson{Slug: "fake", Problem: p, Steps: []Step{{Title: "Block size", Action: blocks}, {Title: "Benchmark", Action: bench}}}
+	for _, variants := range [][]string{nil, {"k1"}} {
+		ts, err := l.profileTargets(ProfileOptions{Variants: variants})
+		if err != nil || len(ts) != 1 || ts[0].step != "Benchmark" {
+			t.Errorf("variants %v: targets %+v, %v; want the Benchmark sweep only", variants, ts, err)
+		}
 	}
 }

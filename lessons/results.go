@@ -49,8 +49,9 @@ type Result struct {
 	Workspace   int64   `json:"workspace_bytes,omitempty"` // scratch memory a library call asked for
 	Ceiling     float64 `json:"ceiling,omitempty"`         // in Unit, measured in the same run: the baseline of a memory-bound problem
 	CeilingName string  `json:"ceiling_name,omitempty"`
-	Peak        float64 `json:"peak,omitempty"`      // in Unit: the GPU's peak for the resource, from its attributes
-	PeakName    string  `json:"peak_name,omitempty"` // which peak, and how it was computed
+	Peak        float64 `json:"peak,omitempty"`        // in Unit: the GPU's peak for the resource (NVIDIA's figure, or from its attributes)
+	PeakName    string  `json:"peak_name,omitempty"`   // which peak, and where its figure comes from
+	PeakSource  string  `json:"peak_source,omitempty"` // gpu.SourceNVIDIA, gpu.SourceNominal or gpu.SourceAttributes
 
 	MaxRelErr float64 `json:"max_rel_err,omitempty"` // checks: worst |out − ref| / (|ref| + 1)
 	Tolerance float64 `json:"tolerance,omitempty"`

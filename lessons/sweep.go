@@ -296,7 +296,7 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 		}
 		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
 	}
-	r.Peak, r.PeakName = p.peak(impl, env.Dev.Info())
+	r.Peak, r.PeakName, r.PeakSource = p.peak(impl, env.Dev.Info())
 	free0, _, _ := env.Dev.MemInfo()
 	c, err := p.Setup(env, s)
 	if err != nil {
@@ -548,12 +548,12 @@ func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 			}
 			if r.Peak > 0 && !seen[r.PeakName] {
 				seen[r.PeakName] = true
-				name, how, _ := strings.Cut(r.PeakName, ",")
-				src := "NVIDIA's figure"
-				if strings.Contains(how, "from the GPU's attributes") {
-					src = "from the GPU's attributes"
+				name, _, _ := strings.Cut(r.PeakName, ",")
+				label := fmt.Sprintf("%s, %.0f %s", name, r.Peak, r.Unit)
+				if r.PeakSource != "" { // recorded before results said, on a GPU no longer known: no label
+					label += " (" + r.PeakSource + ")"
 				}
-				cs = append(cs, plots.Ceiling{Name: fmt.Sprintf("%s, %.0f %s (%s)", name, r.Peak, r.Unit, src), Value: r.Peak, Peak: true})
+				cs = append(cs, plots.Ceiling{Name: label, Value: r.Peak, Peak: true})
 			}
 			if p.Ceiling != "" && r.Ceiling > 0 && !seen["baseline"] {
 				seen["baseline"] = true

@@ -76,10 +76,11 @@ func Blocks(slug string, n int, blocks ...int) { report(inCell().Blocks(slug, n,
 // "initcheck"), and lists what the sanitizer found.
 func Sanitize(slug, tool, code string) { report(inCell().Sanitize(slug, tool, code)) }
 
-// Profile shows why each version of the lesson's ladders is as fast as it
+// Profile shows why each version of the lesson's sweeps is as fast as it
 // is, as the REPL's "profile" does: Nsight Compute's counters for one run
-// of each (all of them, or the variants named), measured where ncu is
-// installed and recorded with the lesson elsewhere.
+// of each (all of them, or the variants named), measured on a GPU where
+// ncu is installed (where it is not, the cell says what to install), and
+// without a GPU the ones recorded with the lesson.
 func Profile(slug string, variants ...string) { report(inCell().Profile(slug, variants...)) }
 
 // Fuse is runtime fusion, as the REPL's "fuse" does it: the elementwise

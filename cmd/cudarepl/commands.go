@@ -303,12 +303,12 @@ type profileArgs struct {
 	variants []string
 	step     int
 	file     string // a learner's .cu file, profiled beside the version it is judged like
-	variant  string // the kernel in file
+	kernel   string // the kernel in file
 	like     string
 	json     string // write the profile's results here
 }
 
-const profileUsage = "profile <lesson> [variant…] [--step N] [--kernel FILE.cu [--variant NAME] [--like VERSION]] [--json FILE]"
+const profileUsage = "profile <lesson> [variant…] [--step N] [--json FILE] | profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]"
 
 // parseProfile reads profile's arguments: the lesson (unless inREPL), then
 // variants; a positional argument ending in .cu is the file to profile.
@@ -317,7 +317,7 @@ func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, er
 	var p profileArgs
 	fs.IntVar(&p.step, "step", 0, "profile only this step (from 1), a sweep")
 	fs.StringVar(&p.file, "kernel", "", "a .cu file whose kernel to profile beside the version it is judged like")
-	fs.StringVar(&p.variant, "variant", "", "the kernel in --kernel to profile (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&p.kernel, "variant", "", "the kernel in --kernel to profile (default: the exercise's, or the file's one kernel that fits)")
 	fs.StringVar(&p.like, "like", "", "the version it is launched like and profiled beside (default: the exercise's)")
 	fs.StringVar(&p.json, "json", "", "write the profile's results to this file")
 	pos, err := parseArgs(fs, args)
@@ -338,7 +338,7 @@ func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, er
 			p.variants = append(p.variants, a)
 		}
 	}
-	if !inREPL && p.lesson == "" || (p.variant != "" || p.like != "") && p.file == "" || p.file != "" && p.variants != nil {
+	if !inREPL && p.lesson == "" || (p.kernel != "" || p.like != "") && p.file == "" || p.file != "" && (p.variants != nil || p.step != 0) {
 		return p, usageError{"usage: " + prefix + profileUsage}
 	}
 	return p, nil
@@ -359,9 +359,6 @@ func cmdProfile(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.close()
-	if p.json != "" && !s.env.Live() {
-		return fmt.Errorf("--json: no GPU here (%v), so nothing would be profiled", s.env.NoGPU)
-	}
 	fmt.Fprintln(stdout, s.banner())
 	return runProfile(s.env, l, p, stdout)
 }
@@ -369,6 +366,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) error {
 // runProfile does what profile was asked, in env, for the command line
 // and the REPL alike.
 func runProfile(env *lessons.Env, l *lessons.Lesson, p profileArgs, out io.Writer) error {
+	if p.json != "" && !env.Live() {
+		return fmt.Errorf("--json: no GPU here (%v), so nothing would be profiled", env.NoGPU)
+	}
 	o := lessons.ProfileOptions{Variants: p.variants, Step: p.step}
 	if p.step < 0 || p.step > len(l.Steps) {
 		return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", p.step, l.Slug, len(l.Steps))}
@@ -378,7 +378,7 @@ func runProfile(env *lessons.Env, l *lessons.Lesson, p profileArgs, out io.Write
 		if err != nil {
 			return usageError{"cudarepl: " + err.Error()}
 		}
-		o.Mine = &lessons.Submission{File: filepath.Base(p.file), Code: string(code), Kernel: p.variant, Like: p.like}
+		o.Mine = &lessons.Submission{File: filepath.Base(p.file), Code: string(code), Kernel: p.kernel, Like: p.like}
 	}
 	err := env.Profile(l, o)
 	if p.json != "" {

@@ -43,10 +43,11 @@ Usage:
   cudarepl bench <lesson> [sizes…] [--rounds N] [--json FILE] [--plots DIR]
                                             measure a lesson (sizes like 2^20 or 1000x1003x517);
                                             --rounds: every point N times, a round at a time
-  cudarepl profile <lesson> [variant…] [--step N] [--kernel FILE.cu [--like VERSION]] [--json FILE]
+  cudarepl profile <lesson> [variant…] [--step N] [--json FILE]
+  cudarepl profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]
                                             why each version is as fast as it is: hardware
-                                            counters from Nsight Compute (ncu), a table per
-                                            ladder; without a GPU, the recorded ones
+                                            counters from Nsight Compute (ncu), two tables for
+                                            each sweep it runs; without a GPU, the recorded ones
   cudarepl notebooks [--dir DIR]            write every lesson's Jupyter notebook (GoNB)
   cudarepl notebooks run FILE.ipynb [--out FILE]
                                             run a notebook's cells here, without Jupyter

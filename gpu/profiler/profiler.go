@@ -32,24 +32,23 @@ import (
 // The counters a profile collects for each kernel, by their Nsight Compute
 // names. Each is what one column of a profile table reads.
 const (
-	Duration       = "gpu__time_duration.sum"                                           // ns
-	DRAMRead       = "dram__bytes_read.sum"                                             // bytes
-	DRAMWrite      = "dram__bytes_write.sum"                                            // bytes
-	L1Hit          = "l1tex__t_sector_hit_rate.pct"                                     // % of L1 sectors requested that hit
-	L2Hit          = "lts__t_sector_hit_rate.pct"                                       // % of L2 sectors requested that hit
-	Occupancy      = "sm__warps_active.avg.pct_of_peak_sustained_active"                // achieved, % of the SM's warps
-	MaxOccupancy   = "sm__maximum_warps_per_active_cycle_pct"                           // theoretical, % of the SM's warps
-	SMBusy         = "sm__throughput.avg.pct_of_peak_sustained_elapsed"                 // % of the SMs' peak (busiest unit)
-	MemoryBusy     = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed" // % of the memory system's peak (busiest unit)
-	DRAMBusy       = "dram__throughput.avg.pct_of_peak_sustained_elapsed"               // % of DRAM's peak
-	ConflictsLoad  = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"         // shared-memory bank conflicts, loads
-	ConflictsStore = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"         // shared-memory bank conflicts, stores
-	Instructions   = "smsp__inst_executed.sum"                                          // warp instructions executed
-	TensorBusy     = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"   // % of cycles the tensor pipe was busy
-	LoadSectors    = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"                   // 32-byte sectors global loads asked L1 for
-	LoadRequests   = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"                  // global load instructions (a warp's each)
-	SMClock        = "gpc__cycles_elapsed.avg.per_second"                               // Hz
-	MemClock       = "dram__cycles_elapsed.avg.per_second"                              // Hz
+	Duration       = "gpu__time_duration.sum"                                         // ns
+	DRAMRead       = "dram__bytes_read.sum"                                           // bytes
+	DRAMWrite      = "dram__bytes_write.sum"                                          // bytes
+	L1Hit          = "l1tex__t_sector_hit_rate.pct"                                   // % of L1 sectors requested that hit
+	L2Hit          = "lts__t_sector_hit_rate.pct"                                     // % of L2 sectors requested that hit
+	Occupancy      = "sm__warps_active.avg.pct_of_peak_sustained_active"              // achieved, % of the SM's warps
+	MaxOccupancy   = "sm__maximum_warps_per_active_cycle_pct"                         // theoretical, % of the SM's warps
+	SMBusy         = "sm__throughput.avg.pct_of_peak_sustained_elapsed"               // % of the SMs' peak (busiest unit)
+	DRAMBusy       = "dram__throughput.avg.pct_of_peak_sustained_elapsed"             // % of DRAM's peak
+	ConflictsLoad  = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"       // shared-memory bank conflicts, loads
+	ConflictsStore = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"       // shared-memory bank conflicts, stores
+	Instructions   = "smsp__inst_executed.sum"                                        // warp instructions executed
+	TensorBusy     = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" // % of cycles the tensor pipe was busy
+	LoadSectors    = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"                 // 32-byte sectors global loads asked L1 for
+	LoadRequests   = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"                // global load instructions (a warp's each)
+	SMClock        = "gpc__cycles_elapsed.avg.per_second"                             // Hz
+	MemClock       = "dram__cycles_elapsed.avg.per_second"                            // Hz
 	Registers      = "launch__registers_per_thread"
 	SharedPerBlock = "launch__shared_mem_per_block" // bytes, static and dynamic
 	BlockThreads   = "launch__block_size"
@@ -62,7 +61,7 @@ const (
 const LimitPrefix = "launch__occupancy_limit_"
 
 // Limits are the occupancy limits a profile collects (after LimitPrefix).
-var Limits = []string{"registers", "shared_mem", "warps", "blocks"}
+func Limits() []string { return []string{"registers", "shared_mem", "warps", "blocks"} }
 
 // StallPrefix and StallSuffix enclose each warp-stall reason's name: the
 // warps stalled for it per instruction issued.
@@ -78,10 +77,10 @@ func metrics() string { return strings.Join(named(), ",") }
 
 // named lists the counters asked for by name, and the stalls' pattern.
 func named() []string {
-	m := []string{Duration, DRAMRead, DRAMWrite, L1Hit, L2Hit, Occupancy, MaxOccupancy, SMBusy, MemoryBusy, DRAMBusy,
+	m := []string{Duration, DRAMRead, DRAMWrite, L1Hit, L2Hit, Occupancy, MaxOccupancy, SMBusy, DRAMBusy,
 		ConflictsLoad, ConflictsStore, Instructions, TensorBusy, LoadSectors, LoadRequests, SMClock, MemClock,
-		Registers, SharedPerBlock, BlockThreads, GridBlocks}
-	for _, l := range Limits {
+		Registers, SharedPerBlock}
+	for _, l := range Limits() {
 		m = append(m, LimitPrefix+l)
 	}
 	// ncu takes no anchors in a metric's pattern.
@@ -121,7 +120,7 @@ func wrapper(ncu string) *gpu.Wrapper {
 		"--clock-control", ClockControl,
 		"--cache-control", "all",
 		"--csv", "--page", "raw", "--print-units", "base",
-		"--log-file", gpu.LogDir + "/ncu.log",
+		"--log-file", gpu.LogDir + "/ncu." + gpu.LogStart + ".log", // one a worker process
 		"--metrics", metrics()}
 	// Each kernel is replayed once per pass of counters, tens of passes.
 	return &gpu.Wrapper{Name: "Nsight Compute", Argv: args, Slowdown: 20}
@@ -168,13 +167,39 @@ func (k Kernel) Get(name string) (float64, bool) {
 // Report stops w's worker, so that Nsight Compute finishes writing, and
 // returns the kernels it profiled, grouped by the gpu.Profile they ran in:
 // sets[i] holds the kernels of the Profile with Mark i (nil where none ran
-// or it launched none).
+// or it launched none). A worker started again after a fault wrote a log
+// of its own; the sets of every log are merged.
 func Report(w *gpu.Worker) (sets [][]Kernel, err error) {
 	logs, err := w.WrapperLogs()
 	if err != nil {
 		return nil, err
 	}
-	return Parse(strings.Join(logs, "\n"))
+	return merge(logs)
+}
+
+// merge parses each log and merges their sets by mark.
+func merge(logs []string) (sets [][]Kernel, err error) {
+	var errs []error
+	for _, log := range logs {
+		got, err := Parse(log)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for len(sets) < len(got) {
+			sets = append(sets, nil)
+		}
+		for i, ks := range got {
+			sets[i] = append(sets[i], ks...)
+		}
+	}
+	if sets == nil {
+		if len(errs) == 0 {
+			return nil, errors.New("profiler: Nsight Compute wrote no log")
+		}
+		return nil, errors.Join(errs...)
+	}
+	return sets, nil
 }
 
 // Parse reads ncu's --csv --page raw --print-units base log: a header row

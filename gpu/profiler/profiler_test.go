@@ -37,8 +37,6 @@ func TestParseH100(t *testing.T) {
 	}{
 		{Duration, 18304},
 		{DRAMRead, 33559552}, // 2²² floats of a and of b: 33,554,432 bytes, and a few more
-		{BlockThreads, 256},
-		{GridBlocks, 16384},
 		{Registers, 16},
 	} {
 		if got, ok := vadd.Get(c.metric); !ok || got != c.want {
@@ -91,9 +89,38 @@ func TestBaseName(t *testing.T) {
 func TestWrapperArgs(t *testing.T) {
 	w := wrapper("/usr/local/cuda/bin/ncu")
 	args := strings.Join(w.Argv, " ")
-	for _, want := range []string{"--profile-from-start off", "--clock-control base", "--csv", "--page raw", Duration, StallPrefix} {
+	for _, want := range []string{"--profile-from-start off", "--clock-control base", "--csv", "--page raw", Duration, StallPrefix, gpu.LogStart} {
 		if !strings.Contains(args, want) {
 			t.Errorf("ncu's arguments lack %q: %s", want, args)
 		}
+	}
+}
+
+// TestMerge: a worker started again after a fault writes a log of its
+// own; the kernels of both come back, grouped by their marks.
+func TestMerge(t *testing.T) {
+	b, err := os.ReadFile("testdata/h100.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := `"ID","Kernel Name","Grid Size","Block Size","gpu__time_duration.sum"` + "\n" +
+		`"","","","","ns"` + "\n" +
+		`"0","cudarepl_profile_mark","(3, 1, 1)","(1, 1, 1)","1,000"` + "\n" +
+		`"1","copy(float*)","(8, 1, 1)","(256, 1, 1)","2,000"` + "\n"
+	sets, err := merge([]string{string(b), second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 3 || len(sets[0]) != 1 || len(sets[1]) != 2 || len(sets[2]) != 1 || sets[2][0].Name != "copy" {
+		t.Fatalf("merged sets %v", sets)
+	}
+	if d, _ := sets[2][0].Get(Duration); d != 2000 {
+		t.Errorf("the second log's kernel took %v ns, want 2000", d)
+	}
+	if _, err := merge(nil); err == nil {
+		t.Errorf("no log merged without an error")
+	}
+	if _, err := merge([]string{"==ERROR== ERR_NVGPUCTRPERM"}); err == nil || !strings.Contains(err.Error(), "ERR_NVGPUCTRPERM") {
+		t.Errorf("a log of errors: %v", err)
 	}
 }

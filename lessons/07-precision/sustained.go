@@ -174,7 +174,7 @@ func heldOf(r lessons.Result) held {
 	for _, rep := range last.Reps {
 		rate = append(rate, repTFLOPs(r, rep))
 	}
-	h.clockMHz, h.powerW, h.tflops = median(clock), median(power), median(rate)
+	h.clockMHz, h.powerW, h.tflops = midpoint(clock), midpoint(power), midpoint(rate)
 	h.readings, h.repetitions = len(clock), len(rate)
 	return h
 }
@@ -184,8 +184,10 @@ func repTFLOPs(r lessons.Result, rep gpu.TraceRep) float64 {
 	return lessons.MatmulFLOPs(r.Dims) * float64(r.Trace.OpsPerRep) / (rep.DeviceMs / 1e3) / 1e12
 }
 
-// median of v, 0 for none.
-func median(v []float64) float64 {
+// midpoint is the median of v, the mean of the two middle values for an
+// even count (lessons.RatioOf takes the lower one, a round that ran); 0
+// for none.
+func midpoint(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}

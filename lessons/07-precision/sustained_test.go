@@ -172,22 +172,23 @@ func TestShowSustained(t *testing.T) {
 	}
 }
 
-// TestSustainedNothingRecorded: without a GPU and with nothing recorded,
-// the step says so in one line.
-func TestSustainedNothingRecorded(t *testing.T) {
+// TestSustainedReplays: without a GPU the step shows the run recorded
+// with the lesson, says where it comes from, and holds it against the
+// peak at the clock it held and NVIDIA's figure.
+func TestSustainedReplays(t *testing.T) {
 	l, err := lessons.Find("precision")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if len(l.Recorded().Filter("The clock under load", "bench")) > 0 {
-		t.Skip("a run is recorded with the lesson")
 	}
 	var out bytes.Buffer
 	if err := sustained(lessontest.ReplayEnv(t, &out), l, "The clock under load"); err != nil {
 		t.Fatal(err)
 	}
-	if got := out.String(); got != "No GPU here, and no results were recorded for this step.\n" {
-		t.Errorf("output = %q, want the one line that nothing was recorded", got)
+	got := out.String()
+	for _, want := range []string{"replayed from NVIDIA H100 80GB HBM3", "peak at the clock held (median)", "NVIDIA's figure", "power cap"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the replayed step lacks %q:\n%s", want, got)
+		}
 	}
 }
 
