@@ -89,18 +89,22 @@ func TestSweepRounds(t *testing.T) {
 		order  string
 		rounds string // the first point's Rounds and CeilingRounds, its throughput and ceiling
 		checks int
+		setups int // a point's case is kept from round to round, unless the sweep draws memory
 	}{
 		{desc: "one round: as a sweep always measured", sweep: Sweep{},
-			order: "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000", rounds: "[] [] 12 2", checks: 8},
+			order: "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000", rounds: "[] [] 12 2", checks: 8, setups: 4},
 		{desc: "a ladder: three rounds", sweep: Sweep{Ladder: true},
 			order:  "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000",
-			rounds: "[12 6 3] [2 1 4] 6 2", checks: 8},
+			rounds: "[12 6 3] [2 1 4] 6 2", checks: 8, setups: 4},
+		{desc: "a ladder that draws memory: set up every round", sweep: Sweep{Ladder: true, Memory: true},
+			order:  "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000",
+			rounds: "[12 6 3] [2 1 4] 6 2", checks: 8, setups: 12},
 		{desc: "the view's rounds over the sweep's", sweep: Sweep{Ladder: true, Rounds: 5}, view: 2,
 			order:  "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000",
-			rounds: "[12 6] [2 1] 6 1", checks: 8},
+			rounds: "[12 6] [2 1] 6 1", checks: 8, setups: 4},
 		{desc: "the sweep's rounds", sweep: Sweep{Rounds: 2},
 			order:  "copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000|copy|k1 n=1000000|k1 n=2000000|k2 n=1000000|k2 n=2000000",
-			rounds: "[12 6] [2 1] 6 1", checks: 8},
+			rounds: "[12 6] [2 1] 6 1", checks: 8, setups: 4},
 	} {
 		checks := 0
 		var out bytes.Buffer
@@ -109,7 +113,8 @@ func TestSweepRounds(t *testing.T) {
 		d := &roundsDev{times: map[string][]time.Duration{"k1 n=1000000": ms(1, 2, 4), "device-to-device copy": ms(268.435456, 536.870912, 134.217728)}}
 		env := liveEnv(d, View{Out: &out, Rounds: tt.view})
 		p := fakeProblem()
-		p.Setup = func(*Env, Size) (Case, error) { return countingCase{checks: &checks}, nil }
+		setups := 0
+		p.Setup = func(*Env, Size) (Case, error) { setups++; return countingCase{checks: &checks}, nil }
 		l := &Lesson{Slug: "fake", Problem: p}
 		sw := tt.sweep
 		sw.Title, sw.Sizes, sw.XLabel = "Fake", []Size{{1e6}, {2e6}}, "n"
@@ -136,6 +141,9 @@ func TestSweepRounds(t *testing.T) {
 		}
 		if checks != tt.checks {
 			t.Errorf("%s: %d checks, want %d (before and after timing, in the first round)", tt.desc, checks, tt.checks)
+		}
+		if setups != tt.setups {
+			t.Errorf("%s: %d setups, want %d", tt.desc, setups, tt.setups)
 		}
 	}
 }

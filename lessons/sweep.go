@@ -153,6 +153,8 @@ func (s *Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 	rounds := s.rounds(env)
 	total := rounds * len(pts)
 	t := &tally{taken: make([][]Result, len(pts)), broke: map[string]string{}}
+	keep := s.keeper(env, rounds)
+	defer keep.release()
 	for round := 1; round <= rounds; round++ {
 		// Each round compares its points with the ceiling of that round.
 		ceiling := env.ceilingOnce(p.Ceiling, rounds > 1)
@@ -174,7 +176,7 @@ func (s *Sweep) measure(env *Env, l *Lesson, step string) ([]Result, error) {
 			if err != nil {
 				return t.out, err
 			}
-			r, err := benchRound(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling, round)
+			r, err := benchRound(env, l, p, step, pt.impl, k, pt.size, pt.block, ceiling, round, keep.at(i))
 			t.add(env, i, round, rounds, r, err)
 		}
 	}
@@ -274,7 +276,7 @@ func benchResult(l *Lesson, p *Problem, step string, impl Impl, s Size, block in
 // once a point actually runs, so that a sweep whose sizes are all refused
 // measures nothing.
 func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error)) (Result, error) {
-	return benchRound(env, l, p, step, impl, k, s, block, ceiling, 1)
+	return benchRound(env, l, p, step, impl, k, s, block, ceiling, 1, nil)
 }
 
 // benchRound is benchPoint in round round (from 1) of a sweep measured in
@@ -282,9 +284,14 @@ func benchPoint(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 // after, a round sets the case up again and only times it: the checks
 // cost a run and a comparison on the CPU, and would say again what the
 // first round said.
-func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error), round int) (Result, error) {
+func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.Kernel, s Size, block int, ceiling func() (Result, error), round int, slot *keptSlot) (Result, error) {
 	r := benchResult(l, p, step, impl, s, block)
 	env.stamp(&r)
+	if slot != nil && slot.c != nil {
+		// A later round of a point whose case was kept: set up and
+		// checked in round 1, it is only timed again.
+		return benchKept(env, p, impl, s, ceiling, slot, r)
+	}
 	r, ok := env.before(p, impl, s, r)
 	if !ok {
 		return r, nil
@@ -302,7 +309,12 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if err != nil {
 		return r, failure(&r, p, impl, s, err)
 	}
-	defer c.Free()
+	kept := false
+	defer func() {
+		if !kept {
+			c.Free()
+		}
+	}()
 	freeSetup, _, _ := env.Dev.MemInfo()
 	ops, err := c.Ops(p.launchAs(impl), k, block)
 	if err != nil {
@@ -342,11 +354,7 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if r.PeakMem <= 0 {
 		r.PeakMem = footprint
 	}
-	l2 := env.Dev.Info().L2Bytes
-	t, err := env.Dev.Bench(gpu.Bench{
-		Name: fmt.Sprintf("%s %s", impl.Name, s), Ops: [][]gpu.Op{ops},
-		FlushL2: footprint < 4*l2, Reps: repsFor(p.Work(s)),
-	})
+	t, err := env.Dev.Bench(timing(env, p, impl, s, ops))
 	if err != nil {
 		return r, failure(&r, p, impl, s, err)
 	}
@@ -356,6 +364,20 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 			return r, failure(&r, p, impl, s, fmt.Errorf("after timing: %w", err))
 		}
 	}
+	r = timed(p, s, r, t)
+	kept = slot.keep(c, ops, r.PeakMem)
+	return r, nil
+}
+
+// timing is the Bench that times ops, impl's work at size s: the L2
+// flushed between repetitions where the case would otherwise sit in L2.
+func timing(env *Env, p *Problem, impl Impl, s Size, ops []gpu.Op) gpu.Bench {
+	return gpu.Bench{Name: fmt.Sprintf("%s %s", impl.Name, s), Ops: [][]gpu.Op{ops},
+		FlushL2: p.Memory(s).Device < 4*env.Dev.Info().L2Bytes, Reps: repsFor(p.Work(s))}
+}
+
+// timed is r with the times, the rate and the GPU's conditions of t.
+func timed(p *Problem, s Size, r Result, t gpu.Timing) Result {
 	st := t.Stats()
 	r = r.WithTimes(st)
 	if t.Conditions.Samples > 0 {
@@ -363,7 +385,107 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	}
 	r.Throughput = p.units(st.Rate(p.Work(s)))
 	r.Passed = true
+	return r
+}
+
+// benchKept times a kept case again, against this round's ceiling.
+func benchKept(env *Env, p *Problem, impl Impl, s Size, ceiling func() (Result, error), slot *keptSlot, r Result) (Result, error) {
+	if p.Ceiling != "" {
+		ceil, err := ceiling()
+		if err != nil {
+			return r, err
+		}
+		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	}
+	r.Peak, r.PeakName, r.PeakSource = p.peak(impl, env.Dev.Info())
+	t, err := env.Dev.Bench(timing(env, p, impl, s, slot.ops))
+	if err != nil {
+		slot.drop()
+		if errors.As(err, new(*gpu.WorkerError)) {
+			// A fresh worker holds none of the kept cases' memory: the
+			// later rounds set their points up again.
+			slot.k.release()
+		}
+		return r, failure(&r, p, impl, s, err)
+	}
+	r = timed(p, s, r, t)
+	r.PeakMem = slot.bytes
 	return r, nil
+}
+
+// keeper keeps the cases of a sweep measured in rounds from round 1 to the
+// last, up to a budget of device memory, so that a later round times a
+// point again without setting it up again (its inputs, its CPU reference):
+// the setup is most of the time of a large point. A point beyond the
+// budget is set up again each round.
+type keeper struct {
+	budget, held int64
+	slots        map[int]*keptSlot
+}
+
+// keptSlot is one point's kept case, nil c where none is kept.
+type keptSlot struct {
+	k     *keeper
+	c     Case
+	ops   []gpu.Op
+	bytes int64
+}
+
+// keeper returns the keeper of a sweep measured in rounds in env: half the
+// device memory free now, or nothing kept (a nil keeper) for one round, or
+// for a sweep that draws the memory each point takes, whose sizes are
+// refused by what is free, which kept cases would take.
+func (s *Sweep) keeper(env *Env, rounds int) *keeper {
+	if rounds < 2 || s.Memory {
+		return nil
+	}
+	free, _, err := env.Dev.MemInfo()
+	if err != nil || free <= 0 {
+		return nil
+	}
+	return &keeper{budget: free / 2, slots: map[int]*keptSlot{}}
+}
+
+// at is point i's slot; nil for a nil keeper.
+func (k *keeper) at(i int) *keptSlot {
+	if k == nil {
+		return nil
+	}
+	if k.slots[i] == nil {
+		k.slots[i] = &keptSlot{k: k}
+	}
+	return k.slots[i]
+}
+
+// keep keeps c, whose ops are ops and which holds bytes of device memory,
+// where the budget allows, and says whether it did (the caller then does
+// not free it).
+func (sl *keptSlot) keep(c Case, ops []gpu.Op, bytes int64) bool {
+	if sl == nil || sl.c != nil || sl.k.held+bytes > sl.k.budget {
+		return false
+	}
+	sl.c, sl.ops, sl.bytes = c, ops, bytes
+	sl.k.held += bytes
+	return true
+}
+
+// drop frees the slot's case.
+func (sl *keptSlot) drop() {
+	if sl.c != nil {
+		sl.c.Free()
+		sl.k.held -= sl.bytes
+		sl.c, sl.ops = nil, nil
+	}
+}
+
+// release frees every kept case.
+func (k *keeper) release() {
+	if k == nil {
+		return
+	}
+	for _, sl := range k.slots {
+		sl.drop()
+	}
 }
 
 // repsFor picks more repetitions for small problems, whose times are short
