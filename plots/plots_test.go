@@ -267,3 +267,17 @@ func TestDense(t *testing.T) {
 		t.Errorf("dense SVG is %d bytes, with markers %d: want at least 20 bytes less a point", len(dense), len(marked))
 	}
 }
+
+func TestAxisEnd(t *testing.T) {
+	for _, c := range []struct{ v, span, want float64 }{
+		{2e-6, 11, 0},
+		{11, 11, 11},
+		{1024, 7168, 1024},
+		{-3e-9, 1, 0},
+		{0.5, 0.5, 0.5},
+	} {
+		if got := axisEnd(c.v, c.span); got != c.want {
+			t.Errorf("axisEnd(%g, %g) = %g, want %g", c.v, c.span, got, c.want)
+		}
+	}
+}

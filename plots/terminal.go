@@ -36,6 +36,16 @@ func axisValue(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
+// axisEnd is v, an end of a linear axis spanning span, or 0 where v is too
+// small against the span to tell from it (a trace that starts 2 µs into an
+// 11 s run starts at 0, not at 2.0e-06).
+func axisEnd(v, span float64) float64 {
+	if math.Abs(v) < span*1e-3 {
+		return 0
+	}
+	return v
+}
+
 func terminalLines(w io.Writer, f Lines, cols int) error {
 	if err := f.validate(); err != nil {
 		return err
@@ -141,7 +151,7 @@ func terminalLines(w io.Writer, f Lines, cols int) error {
 		fmt.Fprintf(w, "%*s ┤%s\n", margin-1, label, strings.TrimRight(string(line), " "))
 	}
 	fmt.Fprintf(w, "%*s └%s\n", margin-1, "", strings.Repeat("─", width))
-	lo, hi := axisValue(minX), axisValue(maxX)
+	lo, hi := axisValue(axisEnd(minX, maxX-minX)), axisValue(axisEnd(maxX, maxX-minX))
 	if f.LogX {
 		lo, hi = powerLabel(math.Log2(minX), math.Log2(maxX)), powerLabel(math.Log2(maxX), math.Log2(maxX))
 	}

@@ -308,7 +308,14 @@ type profileArgs struct {
 	json     string // write the profile's results here
 }
 
-const profileUsage = "profile <lesson> [variant…] [--step N] [--json FILE] | profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]"
+// profileUsage is profile's two forms, each after prefix ("cudarepl " on
+// the command line; in the REPL the lesson is the open one).
+func profileUsage(prefix string) string {
+	if prefix == "" {
+		return "profile [variant…] [--step N] [--json FILE] | profile --kernel FILE.cu [--variant NAME] [--like VERSION]"
+	}
+	return prefix + "profile <lesson> [variant…] [--step N] [--json FILE] | " + prefix + "profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]"
+}
 
 // parseProfile reads profile's arguments: the lesson (unless inREPL), then
 // variants; a positional argument ending in .cu is the file to profile.
@@ -339,7 +346,7 @@ func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, er
 		}
 	}
 	if !inREPL && p.lesson == "" || (p.kernel != "" || p.like != "") && p.file == "" || p.file != "" && (p.variants != nil || p.step != 0) {
-		return p, usageError{"usage: " + prefix + profileUsage}
+		return p, usageError{"usage: " + profileUsage(prefix)}
 	}
 	return p, nil
 }
