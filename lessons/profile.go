@@ -332,22 +332,13 @@ func (e *Env) profileOne(l *Lesson, pt profilePoint, mark int, r Result) (Result
 	if err != nil {
 		return r, failure(&r, pt.p, pt.impl, pt.size, err)
 	}
-	c, err := pt.p.Setup(e, pt.size)
+	c, ops, err := e.runOnce(pt.p, pt.size, pt.p.launchAs(pt.impl), k, pt.block)
 	if err != nil {
 		return r, failure(&r, pt.p, pt.impl, pt.size, err)
 	}
 	defer c.Free()
-	ops, err := c.Ops(pt.p.launchAs(pt.impl), k, pt.block)
-	if err == nil {
-		err = c.Poison()
-	}
-	if err == nil {
-		err = e.Dev.Run(ops...)
-	}
-	if err == nil {
-		if _, cerr := c.Check(); cerr != nil {
-			err = fmt.Errorf("its check failed, so it was not profiled: %w", cerr)
-		}
+	if _, cerr := c.Check(); cerr != nil {
+		err = fmt.Errorf("its check failed, so it was not profiled: %w", cerr)
 	}
 	if err == nil {
 		_, err = e.Dev.Call(gpu.Profile{Mark: mark, Ops: ops})
@@ -425,10 +416,8 @@ func (e *Env) showProfiles(l *Lesson, rs []Result) {
 // profiled beside it is), else l's first problem, or nil.
 func (l *Lesson) problemMeasuring(rs []Result) *Problem {
 	for _, r := range rs {
-		for _, p := range l.Problems() {
-			if _, err := p.impl(r.Variant); err == nil {
-				return p
-			}
+		if p, err := l.findVariant(r.Variant); err == nil {
+			return p
 		}
 	}
 	if ps := l.Problems(); len(ps) > 0 {

@@ -74,9 +74,15 @@ func (e *Env) Setup(p *Problem, s Size) (Case, error) {
 // launches a kernel itself and then checks what it wrote. The caller frees
 // the case.
 func (e *Env) RunOnce(p *Problem, s Size, impl Impl, k gpu.Kernel, block int) (Case, error) {
+	c, _, err := e.runOnce(p, s, impl, k, block)
+	return c, err
+}
+
+// runOnce is RunOnce, returning the ops it ran too.
+func (e *Env) runOnce(p *Problem, s Size, impl Impl, k gpu.Kernel, block int) (Case, []gpu.Op, error) {
 	c, err := e.Setup(p, s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ops, err := c.Ops(impl, k, block)
 	if err == nil {
@@ -87,7 +93,7 @@ func (e *Env) RunOnce(p *Problem, s Size, impl Impl, k gpu.Kernel, block int) (C
 	}
 	if err != nil {
 		c.Free()
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return c, ops, nil
 }
