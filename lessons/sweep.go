@@ -296,14 +296,9 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if !ok {
 		return r, nil
 	}
-	if p.Ceiling != "" {
-		ceil, err := ceiling()
-		if err != nil {
-			return r, err
-		}
-		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	if err := references(env, p, impl, ceiling, &r); err != nil {
+		return r, err
 	}
-	r.Peak, r.PeakName, r.PeakSource = p.peak(impl, env.Dev.Info())
 	free0, _, _ := env.Dev.MemInfo()
 	c, err := p.Setup(env, s)
 	if err != nil {
@@ -369,6 +364,20 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	return r, nil
 }
 
+// references gives r what it is shown against: the ceiling, where p has
+// one (ceiling measures it once a round), and the GPU's peak for impl.
+func references(env *Env, p *Problem, impl Impl, ceiling func() (Result, error), r *Result) error {
+	if p.Ceiling != "" {
+		ceil, err := ceiling()
+		if err != nil {
+			return err
+		}
+		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	}
+	r.Peak, r.PeakName, r.PeakSource = p.peak(impl, env.Dev.Info())
+	return nil
+}
+
 // timing is the Bench that times ops, impl's work at size s: the L2
 // flushed between repetitions where the case would otherwise sit in L2.
 func timing(env *Env, p *Problem, impl Impl, s Size, ops []gpu.Op) gpu.Bench {
@@ -390,14 +399,9 @@ func timed(p *Problem, s Size, r Result, t gpu.Timing) Result {
 
 // benchKept times a kept case again, against this round's ceiling.
 func benchKept(env *Env, p *Problem, impl Impl, s Size, ceiling func() (Result, error), slot *keptSlot, r Result) (Result, error) {
-	if p.Ceiling != "" {
-		ceil, err := ceiling()
-		if err != nil {
-			return r, err
-		}
-		r.Ceiling, r.CeilingName = ceil.Throughput, ceil.Variant
+	if err := references(env, p, impl, ceiling, &r); err != nil {
+		return r, err
 	}
-	r.Peak, r.PeakName, r.PeakSource = p.peak(impl, env.Dev.Info())
 	t, err := env.Dev.Bench(timing(env, p, impl, s, slot.ops))
 	if err != nil {
 		slot.drop()
