@@ -291,16 +291,8 @@ func (c *Context) newL2Flush() (*l2Flush, error) {
 		f.release(d)
 		return nil, err
 	}
-	ptx := dl.CString(l2FlushPTX)
-	var pin runtime.Pinner
-	pin.Pin(&ptx[0])
-	err := d.check(d.cuModuleLoadData(&f.module, &ptx[0]), "cuModuleLoadData", "l2flush.ptx")
-	pin.Unpin()
-	if err != nil {
-		f.release(d)
-		return nil, err
-	}
-	if err := d.check(d.cuModuleGetFunction(&f.fn, f.module, "cudarepl_l2_flush"), "cuModuleGetFunction", "cudarepl_l2_flush"); err != nil {
+	var err error
+	if f.module, f.fn, err = d.loadPTX(l2FlushPTX, "cudarepl_l2_flush"); err != nil {
 		f.release(d)
 		return nil, err
 	}
@@ -313,6 +305,24 @@ func (c *Context) newL2Flush() (*l2Flush, error) {
 	}
 	f.args = args
 	return f, nil
+}
+
+// loadPTX loads kernel name of the harness's own from ptx, which the
+// driver compiles for the GPU, and returns its module and function.
+func (d *driverAPI) loadPTX(ptx, name string) (module, fn uintptr, err error) {
+	text := dl.CString(ptx)
+	var pin runtime.Pinner
+	pin.Pin(&text[0])
+	err = d.check(d.cuModuleLoadData(&module, &text[0]), "cuModuleLoadData", name)
+	pin.Unpin()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := d.check(d.cuModuleGetFunction(&fn, module, name), "cuModuleGetFunction", name); err != nil {
+		d.cuModuleUnload(module)
+		return 0, 0, err
+	}
+	return module, fn, nil
 }
 
 // release frees the flush's buffer, module and arguments.

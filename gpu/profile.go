@@ -3,9 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"runtime"
-
-	"cudarepl/internal/dl"
 )
 
 // Profile is a Request that runs ops once for a profiler (Nsight Compute,
@@ -90,18 +87,9 @@ func (m *profileMark) Close() error {
 }
 
 func (c *Context) loadProfileMark() (*profileMark, error) {
-	d := c.d
-	m := &profileMark{d: d}
-	ptx := dl.CString(profileMarkPTX)
-	var pin runtime.Pinner
-	pin.Pin(&ptx[0])
-	err := d.check(d.cuModuleLoadData(&m.module, &ptx[0]), "cuModuleLoadData", ProfileMarker)
-	pin.Unpin()
-	if err != nil {
-		return nil, err
-	}
-	if err := d.check(d.cuModuleGetFunction(&m.fn, m.module, ProfileMarker), "cuModuleGetFunction", ProfileMarker); err != nil {
-		m.Close()
+	m := &profileMark{d: c.d}
+	var err error
+	if m.module, m.fn, err = c.d.loadPTX(profileMarkPTX, ProfileMarker); err != nil {
 		return nil, err
 	}
 	return m, nil
