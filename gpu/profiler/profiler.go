@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -135,17 +134,10 @@ func find() (string, error) {
 	if dl.Hidden("ncu") {
 		return "", fmt.Errorf("%s (ncu is hidden by %s=%s)", Missing, dl.HideEnv, os.Getenv(dl.HideEnv))
 	}
-	if p, err := exec.LookPath("ncu"); err == nil {
-		return p, nil
-	}
-	dirs := append(dl.ToolkitDirs("bin"), "/usr/local/cuda/bin")
 	more, _ := filepath.Glob("/opt/nvidia/nsight-compute/*")
 	sort.Sort(sort.Reverse(sort.StringSlice(more))) // newest first
-	for _, d := range append(dirs, more...) {
-		p := filepath.Join(d, "ncu")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
+	if p, ok := dl.Tool("ncu", more...); ok {
+		return p, nil
 	}
 	return "", errors.New(Missing)
 }

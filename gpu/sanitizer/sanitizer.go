@@ -16,8 +16,6 @@ package sanitizer
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,14 +45,8 @@ func find() (string, error) {
 	if dl.Hidden("sanitizer") {
 		return "", fmt.Errorf("gpu: compute-sanitizer is hidden by %s=%s", dl.HideEnv, os.Getenv(dl.HideEnv))
 	}
-	if p, err := exec.LookPath("compute-sanitizer"); err == nil {
+	if p, ok := dl.Tool("compute-sanitizer"); ok {
 		return p, nil
-	}
-	for _, d := range append(dl.ToolkitDirs("bin"), "/usr/local/cuda/bin") {
-		p := filepath.Join(d, "compute-sanitizer")
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, nil
-		}
 	}
 	return "", fmt.Errorf("gpu: compute-sanitizer not found (looked on PATH, in $CUDA_PATH/bin and /usr/local/cuda/bin); it comes with the CUDA toolkit")
 }

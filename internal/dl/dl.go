@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"unsafe"
@@ -31,6 +32,23 @@ func ToolkitDirs(subs ...string) []string {
 	return dirs
 }
 
+// Tool returns the path of the CUDA toolkit's program name
+// (compute-sanitizer, ncu): on PATH, in $CUDA_PATH/bin or $CUDA_HOME/bin,
+// in /usr/local/cuda/bin, or in one of more, tried last in their order.
+// ok is false where none holds it.
+func Tool(name string, more ...string) (path string, ok bool) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, true
+	}
+	for _, d := range append(append(ToolkitDirs("bin"), "/usr/local/cuda/bin"), more...) {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // cudaLibDirs lists the folders searched after the loader's own path, for
 // toolkits installed where ld.so.cache does not look.
 func cudaLibDirs() []string {
@@ -47,7 +65,7 @@ func cudaLibDirs() []string {
 
 // HideEnv names the variable that makes cudarepl treat things that are
 // installed as if they were not: a comma-separated list of "driver",
-// "nvrtc", "cublas", "cudnn", "nvml", "sanitizer" and "jupyter". It shows what a
+// "nvrtc", "cublas", "cudnn", "nvml", "sanitizer", "ncu" and "jupyter". It shows what a
 // machine without them gets (replay mode, kernels not compiled), and lets
 // a test run as it would on such a machine.
 const HideEnv = "CUDAREPL_HIDE"
