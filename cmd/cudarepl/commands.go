@@ -286,13 +286,20 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	v.Sizes, v.Rounds = sizes, *rounds
 	fmt.Fprintln(stdout, s.banner())
 	err = measure(s.env.WithView(v))
-	if *jsonPath != "" && len(s.env.Results.Results) > 0 {
-		// Written even after a failure, so that a long run is not lost.
-		if werr := lessons.WriteResults(*jsonPath, s.env.Results); werr != nil {
-			return errors.Join(err, werr)
-		}
-		fmt.Fprintf(stdout, "results: %s (%d)\n", *jsonPath, len(s.env.Results.Results))
+	return saveResults(*jsonPath, s.env.Results, err, stdout)
+}
+
+// saveResults writes set to path, where path is set and set holds
+// results, and says so on out; after a failure too (err, returned with
+// any error of the writing), so that a long run is not lost.
+func saveResults(path string, set lessons.ResultSet, err error, out io.Writer) error {
+	if path == "" || len(set.Results) == 0 {
+		return err
 	}
+	if werr := lessons.WriteResults(path, set); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Fprintf(out, "results: %s (%d)\n", path, len(set.Results))
 	return err
 }
 
@@ -388,20 +395,11 @@ func runProfile(env *lessons.Env, l *lessons.Lesson, p profileArgs, out io.Write
 		o.Mine = &lessons.Submission{File: filepath.Base(p.file), Code: string(code), Kernel: p.kernel, Like: p.like}
 	}
 	err := env.Profile(l, o)
-	if p.json != "" {
-		var set lessons.ResultSet
-		for _, r := range env.Results.Results {
-			if r.Kind == "profile" && r.Lesson == l.Slug {
-				set.Results = append(set.Results, r)
-			}
-		}
-		if len(set.Results) > 0 {
-			// Written even after a failure, so that a long run is not lost.
-			if werr := lessons.WriteResults(p.json, set); werr != nil {
-				return errors.Join(err, werr)
-			}
-			fmt.Fprintf(out, "results: %s (%d)\n", p.json, len(set.Results))
+	var set lessons.ResultSet
+	for _, r := range env.Results.Results {
+		if r.Kind == "profile" && r.Lesson == l.Slug {
+			set.Results = append(set.Results, r)
 		}
 	}
-	return err
+	return saveResults(p.json, set, err, out)
 }
