@@ -114,35 +114,42 @@ func productOf(d DeviceInfo) (product, bool) {
 // maximum clock, and says so. ok is false where the driver does not report
 // what it takes, or the architecture is not in flopsPerSMClock.
 func (d DeviceInfo) Peak(resource string) (rate float64, how string, ok bool) {
+	rate, how, _, ok = d.peak(resource)
+	return rate, how, ok
+}
+
+// peak is Peak, and what kind of figure it is or would be (Source…):
+// the one place that decides both.
+func (d DeviceInfo) peak(resource string) (rate float64, how, source string, ok bool) {
 	if resource == PeakPCIe {
 		if !d.PCIe.Known() {
-			return 0, "", false
+			return 0, "", SourceNominal, false
 		}
-		return d.PCIe.GBs() * 1e9, fmt.Sprintf("PCIe Gen%d x%d, %.1f GT/s a lane", d.PCIe.Gen(), d.PCIe.MaxWidth, d.PCIe.MaxGTs), true
+		return d.PCIe.GBs() * 1e9, fmt.Sprintf("PCIe Gen%d x%d, %.1f GT/s a lane", d.PCIe.Gen(), d.PCIe.MaxWidth, d.PCIe.MaxGTs), SourceNominal, true
 	}
 	p, known := productOf(d)
 	if resource == PeakDRAM {
 		if known {
-			return p.dram, fmt.Sprintf("NVIDIA's figure for the %s's %s", p.name, p.memory), true
+			return p.dram, fmt.Sprintf("NVIDIA's figure for the %s's %s", p.name, p.memory), SourceNVIDIA, true
 		}
 		if d.MemClockKHz == 0 || d.BusWidthBits == 0 {
-			return 0, "", false
+			return 0, "", SourceAttributes, false
 		}
-		return d.PeakBandwidth(), fmt.Sprintf("2 × %d MHz memory clock × %d-bit bus, from the GPU's attributes", d.MemClockKHz/1000, d.BusWidthBits), true
+		return d.PeakBandwidth(), fmt.Sprintf("2 × %d MHz memory clock × %d-bit bus, %s", d.MemClockKHz/1000, d.BusWidthBits, SourceAttributes), SourceAttributes, true
 	}
 	if f, ok := p.flops[resource]; ok {
 		dense := "dense "
 		if resource == PeakFP32 {
 			dense = "" // sparsity is for the tensor cores: the CUDA cores have one figure
 		}
-		return f.rate, fmt.Sprintf("NVIDIA's %s%s figure for the %s, at %d MHz", dense, strings.ToUpper(resource), p.name, f.mhz), true
+		return f.rate, fmt.Sprintf("NVIDIA's %s%s figure for the %s, at %d MHz", dense, strings.ToUpper(resource), p.name, f.mhz), SourceNVIDIA, true
 	}
 	per, ok := flopsPerSMClock[[2]int{d.Major, d.Minor}][resource]
 	if !ok || d.ClockKHz == 0 || d.SMs == 0 {
-		return 0, "", false
+		return 0, "", SourceAttributes, false
 	}
 	rate = float64(d.SMs) * float64(d.ClockKHz) * 1e3 * per
-	return rate, fmt.Sprintf("%d SMs × %d MHz (the maximum clock) × %.0f FLOP per SM per clock, from the GPU's attributes", d.SMs, d.ClockKHz/1000, per), true
+	return rate, fmt.Sprintf("%d SMs × %d MHz (the maximum clock) × %.0f FLOP per SM per clock, %s", d.SMs, d.ClockKHz/1000, per, SourceAttributes), SourceAttributes, true
 }
 
 // PerSMClock is the dense arithmetic one SM does per clock for resource
@@ -173,14 +180,9 @@ const (
 )
 
 // PeakSource says where Peak's figure for resource comes from on this GPU:
-// SourceNVIDIA, SourceNominal or SourceAttributes.
+// SourceNVIDIA, SourceNominal or SourceAttributes (what it would be,
+// where the driver does not report what Peak takes).
 func (d DeviceInfo) PeakSource(resource string) string {
-	if resource == PeakPCIe {
-		return SourceNominal
-	}
-	p, known := productOf(d)
-	if _, has := p.flops[resource]; known && (has || resource == PeakDRAM) {
-		return SourceNVIDIA
-	}
-	return SourceAttributes
+	_, _, source, _ := d.peak(resource)
+	return source
 }
