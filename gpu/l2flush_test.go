@@ -1,22 +1,25 @@
 package gpu
 
 import (
+	_ "embed"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"cudarepl/nvrtc"
 )
 
+// l2FlushSource is the flush's CUDA source, embedded so that the test
+// reads it from any working directory (make gpu-test runs the binary from
+// the repository's root).
+//
+//go:embed l2flush.cu
+var l2FlushSource string
+
 // TestL2FlushPTX: the embedded PTX is what l2flush.cu compiles to, where
 // NVRTC 11.8 is here to say so.
 func TestL2FlushPTX(t *testing.T) {
-	src, err := os.ReadFile("l2flush.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := nvrtc.Compile(nvrtc.Source{Name: "l2flush.cu", Code: string(src)}, nvrtc.CompileOptions{Arch: "sm_52", NoCache: true})
+	img, err := nvrtc.Compile(nvrtc.Source{Name: "l2flush.cu", Code: l2FlushSource}, nvrtc.CompileOptions{Arch: "sm_52", NoCache: true})
 	if errors.Is(err, ErrNoGPU) {
 		t.Skipf("needs NVRTC (Debian: libnvrtc11.2 from non-free): %v", err)
 	}

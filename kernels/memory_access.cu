@@ -18,6 +18,26 @@ extern "C" __global__ void read_stride(const float* x, float* y, int rows, int s
     if (r < rows) y[(long long)c * rows + r] = x[(long long)r * stride + c];
 }
 
+// read_stride_sum is read_stride's control: the same reads in the same
+// order, but nothing written for each float. The block adds up what it
+// read and writes one sum, a float for every blockDim.x read, so what it
+// loses with the stride is what the reads alone lose. blockDim.x is a
+// multiple of 32.
+extern "C" __global__ void read_stride_sum(const float* x, float* sums, int rows, int stride) {
+    __shared__ float warps[32];
+    int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+    float v = r < rows ? x[(long long)r * stride + c] : 0.0f;
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) warps[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (blockDim.x + 31) / 32 ? warps[lane] : 0.0f;
+        for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+        if (lane == 0) sums[(long long)c * gridDim.x + blockIdx.x] = v;
+    }
+}
+
 // Particle is one particle as an array of structs keeps it: 24 bytes.
 struct Particle {
     float x, y, z, vx, vy, vz;

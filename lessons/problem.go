@@ -58,6 +58,11 @@ type Impl struct {
 	// the problem's Memory (e.g. attention's S×S scores), known before
 	// anything is allocated: a size where it does not fit is refused.
 	Extra func(s Size) int64
+	// Footprint, if set, is the device memory one run of this impl
+	// touches at size s, where that is less than the case holds (a case
+	// that keeps every variant's buffers): the L2 is flushed before each
+	// timed run where the footprint fits in 4× L2.
+	Footprint func(s Size) int64
 
 	// plan is a learner's plan of the work, read by their Exercise's Plan,
 	// for an exercise that is not a kernel: the case builds the impl's ops

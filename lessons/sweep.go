@@ -379,10 +379,23 @@ func references(env *Env, p *Problem, impl Impl, ceiling func() (Result, error),
 }
 
 // timing is the Bench that times ops, impl's work at size s: the L2
-// flushed between repetitions where the case would otherwise sit in L2.
+// flushed between repetitions where the run would otherwise find its data
+// there (flushes).
 func timing(env *Env, p *Problem, impl Impl, s Size, ops []gpu.Op) gpu.Bench {
 	return gpu.Bench{Name: fmt.Sprintf("%s %s", impl.Name, s), Ops: [][]gpu.Op{ops},
-		FlushL2: p.Memory(s).Device < 4*env.Dev.Info().L2Bytes, Reps: repsFor(p.Work(s))}
+		FlushL2: flushes(p, impl, s, env.Dev.Info().L2Bytes), Reps: repsFor(p.Work(s))}
+}
+
+// flushes says whether impl's runs at size s are timed with the L2 (of
+// l2 bytes) flushed before each: where the device memory a run touches
+// fits in 4× L2, part of it would still be there from the run before.
+// That memory is the impl's Footprint, or all that the case holds.
+func flushes(p *Problem, impl Impl, s Size, l2 int64) bool {
+	touched := p.Memory(s).Device
+	if impl.Footprint != nil {
+		touched = impl.Footprint(s)
+	}
+	return touched < 4*l2
 }
 
 // timed is r with the times, the rate and the GPU's conditions of t.

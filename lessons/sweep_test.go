@@ -387,3 +387,27 @@ func TestSizeSweepsRouteSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushes: the L2 is flushed where what a run touches fits in 4× L2,
+// which an impl's Footprint decides where the case holds more.
+func TestFlushes(t *testing.T) {
+	const l2 = 50 << 20
+	p := &Problem{Memory: func(s Size) Memory { return Memory{Device: int64(s[0])} }}
+	small := func(Size) int64 { return 10 << 20 }
+	for _, tc := range []struct {
+		name   string
+		impl   Impl
+		device int
+		want   bool
+	}{
+		{"the case fits", Impl{}, 100 << 20, true},
+		{"the case just fits", Impl{}, 4*l2 - 1, true},
+		{"the case is 4× L2", Impl{}, 4 * l2, false},
+		{"the case is larger, the impl's footprint fits", Impl{Footprint: small}, 1 << 30, true},
+		{"the footprint rules both ways", Impl{Footprint: func(Size) int64 { return 1 << 30 }}, 1 << 20, false},
+	} {
+		if got := flushes(p, tc.impl, Size{tc.device}, l2); got != tc.want {
+			t.Errorf("%s: flushes = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -48,10 +48,12 @@ func init() {
 	for n := 1024; n <= 8192; n *= 2 {
 		squares = append(squares, lessons.Size{n, n})
 	}
-	stride, aos, inflight := strideProblem(), particleProblem(), inflightProblem()
+	stride, sums, aos, inflight := strideProblem(), sumProblem(), particleProblem(), inflightProblem()
 	// The sweeps whose profiles a later step shows beside the prose.
 	strided := &lessons.Sweep{Title: "Strided reads, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
 		Problem: stride, Sizes: strides, XDim: 1, ProfileSizes: strides}
+	readsAlone := &lessons.Sweep{Title: "Strided reads summed, no writes, 2²⁴ floats", XLabel: "stride (floats between neighbouring threads' reads)",
+		Problem: sums, Sizes: strides, XDim: 1, ProfileSizes: strides}
 	layouts := &lessons.Sweep{Title: "x + vx·dt: array of structs against struct of arrays", XLabel: "particles (n)",
 		Problem: aos, Sizes: particles}
 	copies := &lessons.Sweep{Title: "Copies with few threads, 2²⁶ floats", XLabel: "blocks of 256 threads per SM (grid = blocks × SMs)",
@@ -75,6 +77,9 @@ func init() {
 			"Stride":     strided,
 			"Sectors and DRAM bytes": &lessons.ProfileStep{Of: strided,
 				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColSectors}},
+			"Reads alone": readsAlone,
+			"Reads alone, counted": &lessons.ProfileStep{Of: readsAlone,
+				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColSectors, lessons.ColDRAMBusy, lessons.ColStalls}},
 			"Arrays of structs": &lessons.ShowKernel{Names: []string{"advance_aos", "advance_soa"}},
 			"Structs of arrays": layouts,
 			"What each layout reads": &lessons.ProfileStep{Of: layouts,
@@ -89,7 +94,7 @@ func init() {
 			"Transpose":               &lessons.ShowKernel{Names: []string{"transpose_v1"}},
 			"A tile in shared memory": &lessons.ShowKernel{Names: []string{"transpose_v2"}},
 			"Bank conflicts":          &lessons.ShowKernel{Names: []string{"transpose_v3", "transpose_v4"}},
-			"Check":                   &lessons.CheckStep{More: []*lessons.Problem{stride, aos, inflight}},
+			"Check":                   &lessons.CheckStep{More: []*lessons.Problem{stride, sums, aos, inflight}},
 			"Against the copy":        transposes,
 			"Bank conflicts, counted": &lessons.ProfileStep{Of: transposes,
 				Columns: []string{lessons.ColTime, lessons.ColPredicted, lessons.ColL2, lessons.ColDRAMBusy, lessons.ColConflicts, lessons.ColStalls}},
@@ -112,14 +117,9 @@ func moveMemory(n int) lessons.Memory {
 func strideProblem() *lessons.Problem {
 	return &lessons.Problem{
 		Name: "strided read", DType: "float32", Reference: "the input, bit for bit", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
-		CheckSizes: []lessons.Size{{1, 1}, {3, 3}, {1000, 8}, {4096, 32}, {33 * 31, 31}, {1<<20 + 7, 1}},
+		CheckSizes: strideChecks,
 		Impls: []lessons.Impl{{Name: "read_stride", Summary: "y read in order, x read down the columns of a rows × stride matrix",
-			Requires: func(s lessons.Size) error {
-				if s[0]%s[1] != 0 {
-					return fmt.Errorf("n = %d is not a multiple of the stride %d", s[0], s[1])
-				}
-				return nil
-			}}},
+			Requires: strideDivides}},
 		Setup: func(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 			rows, stride := s[0]/s[1], s[1]
 			return setupMove(env, s, s[0], "y", []int{s[0]}, func(i int) int { return i%rows*stride + i/rows })
@@ -129,6 +129,105 @@ func strideProblem() *lessons.Problem {
 		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d stride %d", s[0], s[1]) },
 	}
 }
+
+// strideDivides refuses a size whose n is not a whole number of rows of
+// stride floats.
+func strideDivides(s lessons.Size) error {
+	if s[0]%s[1] != 0 {
+		return fmt.Errorf("n = %d is not a multiple of the stride %d", s[0], s[1])
+	}
+	return nil
+}
+
+// strideChecks are the stride problems' check sizes: n and the stride,
+// with rows that are not a whole number of blocks.
+var strideChecks = []lessons.Size{{1, 1}, {3, 3}, {1000, 8}, {4096, 32}, {33 * 31, 31}, {1<<20 + 7, 1}}
+
+// sumProblem is the stride sweep's control: the same reads, summed a
+// block at a time instead of written out.
+func sumProblem() *lessons.Problem {
+	return &lessons.Problem{
+		Name: "strided read, summed", DType: "float32", Reference: "each block's sum in float64", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
+		CheckSizes: strideChecks,
+		Impls: []lessons.Impl{{Name: "read_stride_sum", Summary: "read_stride's reads, with one sum written a block instead of a float a thread",
+			Block: sumBlock, Requires: strideDivides}},
+		Setup: setupSums,
+		// x and the sums, a float for every block (at least 32 floats);
+		// on the host x, its float64 sums and the sums read back.
+		Memory: func(s lessons.Size) lessons.Memory {
+			sums := int64(s[0]/32 + s[1])
+			return lessons.Memory{Device: 4 * (int64(s[0]) + sums), Host: 4*int64(s[0]) + 12*sums}
+		},
+		// GB/s counts the 4 bytes a float the kernel reads: the sums are
+		// one float in sumBlock.
+		Work:      func(s lessons.Size) float64 { return 4 * float64(s[0]) },
+		SizeLabel: func(s lessons.Size) string { return fmt.Sprintf("n=%d stride %d", s[0], s[1]) },
+	}
+}
+
+// sumBlock is read_stride_sum's block: a float of sums for every 256 read.
+const sumBlock = 256
+
+// scase is a strided read whose kernel writes one sum a block: sums[c ×
+// blocks + b] is the sum of column c's rows b·block to (b+1)·block − 1.
+type scase struct {
+	env          *lessons.Env
+	x            []float32
+	dx, dsums    gpu.DevicePtr
+	rows, stride int
+	block        int // the block of the last Ops, which decides the sums' layout
+}
+
+// setupSums uploads n random floats for a strided read summed a block at
+// a time.
+func setupSums(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
+	n := s[0]
+	c := &scase{env: env, x: numeric.RandomFloats(n, uint64(n)), rows: n / s[1], stride: s[1], block: sumBlock}
+	var err error
+	if c.dx, err = gpu.Upload(env.Dev, c.x); err != nil {
+		return nil, err
+	}
+	// Room for the sums of the smallest block a launch may use, 32.
+	if c.dsums, err = env.Dev.Alloc(4 * int64(gpu.Blocks(c.rows, 32)*c.stride)); err != nil {
+		c.Free()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Ops launches read_stride_sum as read_stride is launched: a column a
+// blockIdx.y; block must be a whole number of warps.
+func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	if block%32 != 0 || block > 1024 {
+		return nil, fmt.Errorf("%s sums a warp at a time: a block of %d threads is not a whole number of warps up to 1024", impl.Name, block)
+	}
+	c.block = block
+	return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.rows, block), c.stride), Block: gpu.Dim(block),
+		Args: []gpu.Arg{gpu.Ptr(c.dx), gpu.Ptr(c.dsums), gpu.Int32(int32(c.rows)), gpu.Int32(int32(c.stride))}}}, nil
+}
+
+func (c *scase) Poison() error {
+	return c.env.Dev.Run(gpu.Memset{Dst: c.dsums, Value: lessons.PoisonWord(gpu.FP32), Count: int64(gpu.Blocks(c.rows, 32) * c.stride)})
+}
+
+// Check compares every block's sum with the float64 sum of the floats the
+// block should have read.
+func (c *scase) Check() (numeric.CheckStats, error) {
+	blocks := gpu.Blocks(c.rows, c.block)
+	got, err := gpu.Download[float32](c.env.Dev, c.dsums, blocks*c.stride)
+	if err != nil {
+		return numeric.CheckStats{}, err
+	}
+	want := make([]float64, blocks*c.stride)
+	for col := range c.stride {
+		for r := range c.rows {
+			want[col*blocks+r/c.block] += float64(c.x[r*c.stride+col])
+		}
+	}
+	return numeric.Compare("sums", got, want, []int{c.stride, blocks}, numeric.TolFP32Sum(c.block))
+}
+
+func (c *scase) Free() { c.env.FreeAll(c.dx, c.dsums) }
 
 func inflightProblem() *lessons.Problem {
 	p := &lessons.Problem{

@@ -57,11 +57,13 @@ func problem() *lessons.Problem {
 		CheckSizes: []lessons.Size{{2, 8, 10, 10, 16}, {3, 16, 13, 7, 24}},
 		// cuDNN computes fp32 convolutions on TF32 tensor cores where it
 		// may, so TF32's peak bounds them, not FP32's.
+		// A case keeps every variant's buffers, but a run touches only
+		// its own: that decides whether the L2 is flushed between runs.
 		Impls: []lessons.Impl{
-			{Name: "graph NHWC fp16", Summary: "channels innermost, fp16 data, fp32 accumulation: tensor cores", Library: true, Peak: gpu.PeakFP16},
-			{Name: "graph NCHW fp16", Summary: "the same numbers with W innermost", Library: true, Peak: gpu.PeakFP16},
-			{Name: "graph NHWC fp32", Summary: "fp32 data, channels innermost", Library: true, Peak: gpu.PeakTF32},
-			{Name: "graph NCHW fp32", Summary: "fp32 data, W innermost", Library: true, Peak: gpu.PeakTF32},
+			{Name: "graph NHWC fp16", Summary: "channels innermost, fp16 data, fp32 accumulation: tensor cores", Library: true, Peak: gpu.PeakFP16, Footprint: conv.Footprint(2)},
+			{Name: "graph NCHW fp16", Summary: "the same numbers with W innermost", Library: true, Peak: gpu.PeakFP16, Footprint: conv.Footprint(2)},
+			{Name: "graph NHWC fp32", Summary: "fp32 data, channels innermost", Library: true, Peak: gpu.PeakTF32, Footprint: conv.Footprint(4)},
+			{Name: "graph NCHW fp32", Summary: "fp32 data, W innermost", Library: true, Peak: gpu.PeakTF32, Footprint: conv.Footprint(4)},
 		},
 		Setup:     setup,
 		Memory:    memory,

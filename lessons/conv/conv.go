@@ -36,6 +36,12 @@ func Memory(elemBytes, sets int64) func(s lessons.Size) lessons.Memory {
 	}
 }
 
+// Footprint is the device memory one convolution of shape s touches in a
+// type of elemBytes bytes: x, w, the bias and y, once each.
+func Footprint(elemBytes int64) func(s lessons.Size) int64 {
+	return func(s lessons.Size) int64 { return Memory(elemBytes, 1)(s).Device }
+}
+
 // Label writes a Size{N, C, H, W, K} as "32×64×112×112 → 64".
 func Label(s lessons.Size) string {
 	return fmt.Sprintf("%d×%d×%d×%d → %d", s[0], s[1], s[2], s[3], s[4])
