@@ -20,6 +20,10 @@ type Exercise struct {
 	// Bench, if set, is the size a kernel that passes is timed at, beside
 	// the version it is judged like: correct is not the same as fast.
 	Bench Size
+	// Fast, if set, is a speed a kernel that passes its checks must also
+	// reach at Bench to pass, where the lesson is about speed. Under
+	// compute-sanitizer speed is not judged.
+	Fast *Speed
 
 	// Plan, if set, makes the exercise a plan of the work rather than a
 	// kernel (a Plans, for plans of one type): files named with File's
@@ -28,6 +32,14 @@ type Exercise struct {
 	Plan Planner
 	// What is what the learner writes, for messages: "kernel" when empty.
 	What string
+}
+
+// Speed is how fast an exercise's kernel must run: at least Min of the
+// throughput of Against, a version of the problem timed beside it, or of
+// the problem's measured ceiling (such as the copy) where Against is "".
+type Speed struct {
+	Against string
+	Min     float64
 }
 
 // Planner makes an Exercise a plan of the work (Exercise.Plan): a Plans,

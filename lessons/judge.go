@@ -102,27 +102,80 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 	}
 	v.Judged = true
 	var bench Size
+	var fast *Speed
 	if x := l.Exercise; x != nil && s.Like == x.Like {
-		bench = x.Bench
+		bench, fast = x.Bench, x.Fast
 	}
-	v.Results, v.Err = e.checkThenTime(l, p, Impl{Name: sig.Name, Like: s.Like, Block: s.Block}, k, bench)
+	v.Results, v.Err = e.checkThenTime(l, p, Impl{Name: sig.Name, Like: s.Like, Block: s.Block}, k, bench, fast)
 	return e.verdict(v), nil
 }
 
 // checkThenTime checks mine, run with k, at every check size of p and
 // shows the checks; where it passes, outside compute-sanitizer, it is also
 // timed beside the version it is judged like at bench, if set. Timing is a
-// courtesy: a failure there does not fail the check.
-func (e *Env) checkThenTime(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, bench Size) ([]Result, error) {
+// courtesy, whose failure does not fail the check, unless fast is set:
+// then a kernel that passes must also reach that speed.
+func (e *Env) checkThenTime(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, bench Size, fast *Speed) ([]Result, error) {
 	rs, err := checkImpl(e, l, p, "check", mine, k, 0, len(p.CheckSizes))
 	e.progress(1, 1, "")
 	e.PrintTable(checkTable(rs))
-	if err == nil && bench != nil && e.sanitizing == "" {
-		if terr := e.timeBeside(l, p, "exercise", mine, k, bench); terr != nil {
-			e.printf("(not timed: %v)\n", firstLine(terr.Error()))
-		}
+	if err != nil || bench == nil {
+		return rs, err
 	}
-	return rs, err
+	if e.sanitizing != "" {
+		if fast != nil {
+			e.printf("(speed is not judged under compute-sanitizer)\n")
+		}
+		return rs, nil
+	}
+	r, course, terr := e.timeBeside(l, p, "exercise", mine, k, bench)
+	if terr != nil {
+		if fast != nil {
+			return rs, fmt.Errorf("not timed, and a pass needs a speed: %w", terr)
+		}
+		e.printf("(not timed: %v)\n", firstLine(terr.Error()))
+		return rs, nil
+	}
+	if fast != nil {
+		return rs, e.fastEnough(l, p, bench, *fast, r, course)
+	}
+	return rs, nil
+}
+
+// fastEnough says why mine (timed as r at size, beside course, the version
+// it is judged like) is too slow for fast, or nil.
+func (e *Env) fastEnough(l *Lesson, p *Problem, size Size, fast Speed, r, course Result) error {
+	base, name := r.Ceiling, r.CeilingName
+	switch fast.Against {
+	case "":
+	case course.Variant:
+		base, name = course.Throughput, course.Variant
+	default:
+		against, err := p.impl(fast.Against)
+		if err != nil {
+			return err
+		}
+		kl, err := e.implKernel(l, p, against)
+		if err != nil {
+			return err
+		}
+		ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
+		b, err := benchPoint(e, l, p, "exercise", against, kl, size, against.block(), ceiling)
+		if err != nil {
+			return fmt.Errorf("not judged on speed: timing %s: %w", against.Name, err)
+		}
+		base, name = b.Throughput, against.Name
+	}
+	if base <= 0 {
+		return fmt.Errorf("not judged on speed: nothing measured to hold %s against", r.Variant)
+	}
+	ratio := r.Throughput / base
+	if ratio < fast.Min {
+		return fmt.Errorf("correct but too slow: %.1f %s at %s is %.2f of %s (%.1f %s); a pass needs at least %.2f",
+			r.Throughput, r.Unit, p.label(size), ratio, name, base, r.Unit, fast.Min)
+	}
+	e.printf("fast enough: %.2f of %s (a pass needs %.2f)\n", ratio, name, fast.Min)
+	return nil
 }
 
 // needsGPU is a plan that reads and passes what can be checked without a
@@ -158,7 +211,7 @@ func (e *Env) judgePlan(l *Lesson, s Submission) (Verdict, error) {
 	}
 	v.Judged = true
 	mine := Impl{Name: x.Kernel, Like: x.Like, plan: pl.Stringer, Library: true} // no kernel of its own: no block size to show
-	v.Results, v.Err = e.checkThenTime(l, p, mine, gpu.Kernel{}, x.Bench)
+	v.Results, v.Err = e.checkThenTime(l, p, mine, gpu.Kernel{}, x.Bench, x.Fast)
 	if v.Err == nil && e.sanitizing == "" && pl.show != nil {
 		// Showing is a courtesy too: a failure here does not fail the check.
 		if err := pl.show(e, l); err != nil {
@@ -170,34 +223,33 @@ func (e *Env) judgePlan(l *Lesson, s Submission) (Verdict, error) {
 
 // timeBeside times a learner's kernel k, run as mine, and the version of
 // p it stands for (mine.Like) at size, as step, and shows them in one
-// table: for an edited kernel, and for an exercise that passes.
-func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Kernel, size Size) error {
+// table: for an edited kernel, and for an exercise that passes. It returns
+// the two results, the learner's first.
+func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Kernel, size Size) (r, course Result, err error) {
 	like, err := p.impl(mine.Like)
 	if err != nil {
-		return err
+		return r, course, err
 	}
 	if err := e.fits(p, like, size); err != nil {
-		return err
+		return r, course, err
 	}
 	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
 	kl, err := e.implKernel(l, p, like)
 	if err != nil {
-		return err
+		return r, course, err
 	}
-	course, err := benchPoint(e, l, p, step, like, kl, size, like.block(), ceiling)
-	if err != nil {
-		return err
+	if course, err = benchPoint(e, l, p, step, like, kl, size, like.block(), ceiling); err != nil {
+		return r, course, err
 	}
-	r, err := benchPoint(e, l, p, step, mine, k, size, mine.block(), ceiling)
-	if err != nil {
-		return err
+	if r, err = benchPoint(e, l, p, step, mine, k, size, mine.block(), ceiling); err != nil {
+		return r, course, err
 	}
 	r.Variant = mine.Name + " (yours)"
 	rs := []Result{r, course}
 	e.PrintTable(benchTable(p, rs))
 	e.printf("yours: %.1f %s; the course's %s: %.1f %s (%s, %s)\n", r.Throughput, r.Unit, like.Name, course.Throughput, course.Unit,
 		p.label(size), ResultSet{Results: rs}.Source())
-	return nil
+	return r, course, nil
 }
 
 // compiled compiles src and prints the resources of its kernel name. ok is

@@ -1,0 +1,47 @@
+package lessons
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestFastEnough: an exercise that must be fast passes at its speed and
+// fails below it with both figures, against the ceiling, the version it is
+// judged like, or another version timed beside it.
+func TestFastEnough(t *testing.T) {
+	p := &Problem{Name: "copy", Unit: "GB/s",
+		Impls:  []Impl{{Name: "v1", Library: true}, {Name: "lib", Library: true}},
+		Setup:  func(*Env, Size) (Case, error) { return fakeCase{}, nil },
+		Memory: func(Size) Memory { return Memory{} },
+		// 1 ms a run on the fake device: 1000 GB/s for "lib".
+		Work: func(Size) float64 { return 1e9 },
+	}
+	l := &Lesson{Slug: "x"}
+	mine := Result{Variant: "mine (yours)", Throughput: 800, Unit: "GB/s", Ceiling: 1000, CeilingName: "the copy"}
+	course := Result{Variant: "v1", Throughput: 900}
+	for _, tc := range []struct {
+		name string
+		fast Speed
+		want string // "" for a pass
+	}{
+		{"ceiling, fast enough", Speed{Min: 0.8}, ""},
+		{"ceiling, too slow", Speed{Min: 0.85}, "correct but too slow: 800.0 GB/s at n=4 is 0.80 of the copy (1000.0 GB/s); a pass needs at least 0.85"},
+		{"the version it is like", Speed{Against: "v1", Min: 0.9}, "0.89 of v1 (900.0 GB/s)"},
+		{"another version, timed beside", Speed{Against: "lib", Min: 0.9}, "0.80 of lib (1000.0 GB/s)"},
+		{"another version, fast enough", Speed{Against: "lib", Min: 0.5}, ""},
+		{"no such version", Speed{Against: "nope", Min: 0.5}, `has no variant "nope"`},
+	} {
+		var out bytes.Buffer
+		env := liveEnv(&fakeDev{}, View{Out: &out})
+		err := env.fastEnough(l, p, Size{4}, tc.fast, mine, course)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want a pass", tc.name, err)
+		case tc.want == "" && !strings.Contains(out.String(), "fast enough"):
+			t.Errorf("%s: printed %q, want it to say fast enough", tc.name, out.String())
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
