@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"cudarepl/lessons"
@@ -247,7 +246,7 @@ func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	fs, cf := newFlags("bench", stderr)
 	jsonPath := fs.String("json", "", "write the results to this file")
-	step := fs.Int("step", 0, "measure only this step (from 1): a sweep, a measurement or a check")
+	step := fs.Int("step", 0, "measure only this step (from 1), one that measures or checks")
 	rounds := fs.Int("rounds", 0, "measure every point of a sweep `N` times, a round at a time, and give ratios to a baseline as the median of the rounds' (default 3 for a ladder sweep, else 1)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -266,8 +265,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", *step, l.Slug, len(l.Steps))}
 		}
 		st := l.Steps[*step-1]
-		if st.Action == nil || !slices.Contains([]string{"sweep", "measure", "check"}, st.Action.Kind()) {
-			return usageError{fmt.Sprintf("cudarepl: --step %d: %q measures nothing (bench runs sweeps, measurements and checks)", *step, st.Title)}
+		// The steps a whole bench runs (Lesson.Measure): all but listings
+		// and the exercise.
+		if st.Action == nil || st.Action.Kind() == "kernel" || st.Action.Kind() == "exercise" {
+			return usageError{fmt.Sprintf("cudarepl: --step %d: %q measures nothing (bench runs the steps that measure or check)", *step, st.Title)}
 		}
 		measure = func(env *lessons.Env) error { return st.Action.Do(env, l, st.Title) }
 	}
