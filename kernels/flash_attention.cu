@@ -56,6 +56,59 @@ extern "C" __global__ void __launch_bounds__(64) flash_v1(const float* Q, const 
     for (int c = 0; c < d; c++) O[head + (long long)i * d + c] = o[c] / l;
 }
 
+// flash_v1_causal is v1 made causal, with the key tiles walked as
+// FlashAttention-2 walks a causal block's: from the last the block needs
+// (the one holding its last query) back to the first, so that the tiles
+// that cross the diagonal, the only ones that need the mask, come first. A
+// block is 128 queries, a thread each, and a tile 64 keys, so where a
+// block's queries reach past its first 64, the first tile walked holds no
+// key that those 64 may see: their running max is still −∞ after it, and
+// the update must not compute exp(−∞ − (−∞)), which is NaN. Without
+// causal every tile is walked, unmasked. d ≤ 64.
+extern "C" __global__ void __launch_bounds__(128) flash_v1_causal(const float* Q, const float* K, const float* V, float* O, int S, int d, float scale,
+                                                                  int causal) {
+    const int TILE = 64, DMAX = 64;
+    __shared__ float Ks[TILE][DMAX];
+    __shared__ float Vs[TILE][DMAX];
+    long long head = (long long)blockIdx.y * S * d;
+    int q0 = blockIdx.x * blockDim.x, i = q0 + threadIdx.x;  // the block's first query, and this thread's
+    bool active = i < S;
+    float q[DMAX], o[DMAX];
+#pragma unroll
+    for (int c = 0; c < DMAX; c++) {
+        q[c] = active && c < d ? Q[head + (long long)i * d + c] * scale : 0.0f;
+        o[c] = 0.0f;
+    }
+    int end = causal ? min(S, q0 + (int)blockDim.x) : S;  // no key past the block's last query
+    float m = NEG_INF, l = 0.0f;
+    for (int j0 = (end - 1) / TILE * TILE; j0 >= 0; j0 -= TILE) {
+        int n = min(TILE, end - j0);  // keys in this tile: the first walked may be short
+        __syncthreads();              // everyone is done with the previous tile
+        for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
+            Ks[e / d][e % d] = K[head + (long long)j0 * d + e];
+            Vs[e / d][e % d] = V[head + (long long)j0 * d + e];
+        }
+        __syncthreads();
+        bool diagonal = causal && j0 + n - 1 > q0;  // the tile holds a key after one of the block's queries
+        for (int j = 0; j < n; j++) {
+            float s = 0.0f;
+#pragma unroll
+            for (int c = 0; c < DMAX; c++) s += c < d ? q[c] * Ks[j][c] : 0.0f;
+            if (diagonal && j0 + j > i) s = NEG_INF;  // a key after the query
+            float mNew = fmaxf(m, s);
+            float base = mNew == NEG_INF ? 0.0f : mNew;  // nothing seen yet: every weight so far is 0, and this one too
+            float corr = __expf(m - base);
+            float p = __expf(s - base);
+            l = l * corr + p;
+#pragma unroll
+            for (int c = 0; c < DMAX; c++) o[c] = o[c] * corr + (c < d ? p * Vs[j][c] : 0.0f);
+            m = mNew;
+        }
+    }
+    if (!active) return;
+    for (int c = 0; c < d; c++) O[head + (long long)i * d + c] = o[c] / l;
+}
+
 static __device__ __forceinline__ float exp2_approx(float x) {
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -88,7 +141,8 @@ static __device__ __forceinline__ bool tile_masked(int j0, int S, int causal, in
 // sc[i] is row g + 8·((i/2) % 2), column 8·(i/4) + c2 + i % 2. The caller
 // has masked the scores (mask_scores) where the tile needs it. It moves the
 // running max m (in log2 units, scaled) on, and this lane's part of the sum
-// l unless l is null (v2 has the tensor cores sum the rows); it leaves
+// l unless l is null (v2 has the tensor cores sum the rows, the steps
+// before it and v3 add); it leaves
 // P = exp2(scale·s − m) in pf as fp16 (the accumulator layout of two
 // neighbouring 16×8 tiles is the A-operand layout of one 16×16, so P goes
 // into the next product without leaving the registers), and in corr what
@@ -146,20 +200,30 @@ static __device__ __forceinline__ void store_rows(unsigned short* Oh, const floa
     }
 }
 
-// copy_rows issues the cp.async copies that bring ROWS rows of D halves
-// from X, of which only the first left exist, to the shared-memory address
-// dst, rows ST halves apart; the rows that do not exist are filled with
-// zeros. The 128 threads of the block each take the chunk of 16 bytes at
-// their place in every (128/(D/8))-th row. The thread count and the shapes
-// are constants, so each copy is one instruction at a fixed offset, and a
-// full tile, the usual case, needs no test at all.
-template <int ROWS, int D, int ST>
+// copy_rows copies ROWS rows of D halves from X, of which only the first
+// left exist, to the shared-memory address dst, rows ST halves apart; the
+// rows that do not exist are filled with zeros. The 128 threads of the
+// block each take the chunk of 16 bytes at their place in every
+// (128/(D/8))-th row. With ASYNC each chunk is a cp.async, which the
+// caller commits and waits for; without, a load into registers and a
+// store to shared memory, done when copy_rows returns. The thread count
+// and the shapes are constants, so each copy is one instruction at a fixed
+// offset, and a full tile, the usual case, needs no test at all.
+template <int ROWS, int D, int ST, bool ASYNC>
 static __device__ __forceinline__ void copy_rows(unsigned dst, const unsigned short* X, int left, int tid) {
     const int CHUNKS = D / 8, STEP = 128 / CHUNKS;  // 16-byte chunks a row; rows the block covers at once
     int r = tid / CHUNKS, k = (tid % CHUNKS) * 8;
     dst += (r * ST + k) * 2;
     const unsigned short* src = X + r * D + k;
-    if (left >= ROWS) {
+    if constexpr (!ASYNC) {
+#pragma unroll
+        for (int i = 0; i < ROWS / STEP; i++) {
+            uint4 v = {0u, 0u, 0u, 0u};
+            if (left >= ROWS || r + i * STEP < left) v = *reinterpret_cast<const uint4*>(src + i * STEP * D);
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(dst + i * STEP * ST * 2), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                         : "memory");
+        }
+    } else if (left >= ROWS) {
 #pragma unroll
         for (int i = 0; i < ROWS / STEP; i++)
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + i * STEP * ST * 2), "l"(src + i * STEP * D));
@@ -184,18 +248,75 @@ static __device__ __forceinline__ void ldsm4t(unsigned* r, unsigned addr) {
                  : "r"(addr));
 }
 
-// flash_v2_tile is flash_v2 for head dimension D, each warp taking MT
-// tiles of 16 queries: see below. Shared memory is addressed in 32 bits
-// from one base, a lane's part of each address added once, so every
-// ldmatrix of a tile is the same register at a fixed offset.
-template <int D, int MT>
+// lds32 loads the word at the shared-memory address addr; lds16x2 packs
+// the halves at lo and hi into one word, lo in the low half.
+static __device__ __forceinline__ unsigned lds32(unsigned addr) {
+    unsigned r;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(r) : "r"(addr));
+    return r;
+}
+static __device__ __forceinline__ unsigned lds16x2(unsigned lo, unsigned hi) {
+    unsigned short a, b;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(a) : "r"(lo));
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(b) : "r"(hi));
+    return a | (unsigned)b << 16;
+}
+
+// frag_q, frag_k and frag_v load mma.sync operands for a 16×16 block of
+// halves at the shared-memory address addr, rows ST halves apart, addr
+// already holding the lane's part (laneQ, laneK and laneV in flash_v2_tile).
+// With LDSM each is one ldmatrix, every lane giving the address of one row
+// of an 8×8 quarter. Without, each lane loads the words it holds itself,
+// from its row g and column 2t: frag_q the A operand of Q (r[0] rows g,
+// columns 2t and 2t + 1; r[1] 8 rows on; r[2] 8 columns on; r[3] both);
+// frag_k two B operands of Kᵀ, keys 0–7 (r[0], r[1] 8 columns on) and keys
+// 8–15 (r[2], r[3]); frag_v two B operands of V, whose words each pair the
+// halves of two keys, so eight half loads: r[0] keys 2t and 2t + 1 of
+// column g, r[1] 8 keys on, r[2] and r[3] 8 columns on.
+template <int ST, bool LDSM>
+static __device__ __forceinline__ void frag_q(unsigned* r, unsigned addr) {
+    const unsigned ROW8 = 8 * ST * 2;  // bytes from a row to the row 8 below it
+    if constexpr (LDSM)
+        ldsm4(r, addr);
+    else
+        r[0] = lds32(addr), r[1] = lds32(addr + ROW8), r[2] = lds32(addr + 16), r[3] = lds32(addr + ROW8 + 16);
+}
+template <int ST, bool LDSM>
+static __device__ __forceinline__ void frag_k(unsigned* r, unsigned addr) {
+    const unsigned ROW8 = 8 * ST * 2;
+    if constexpr (LDSM)
+        ldsm4(r, addr);
+    else
+        r[0] = lds32(addr), r[1] = lds32(addr + 16), r[2] = lds32(addr + ROW8), r[3] = lds32(addr + ROW8 + 16);
+}
+template <int ST, bool LDSM>
+static __device__ __forceinline__ void frag_v(unsigned* r, unsigned addr) {
+    const unsigned ROW = ST * 2, ROW8 = 8 * ROW;
+    if constexpr (LDSM) {
+        ldsm4t(r, addr);
+    } else {
+        r[0] = lds16x2(addr, addr + ROW), r[1] = lds16x2(addr + ROW8, addr + ROW8 + ROW);
+        r[2] = lds16x2(addr + 16, addr + ROW + 16), r[3] = lds16x2(addr + ROW8 + 16, addr + ROW8 + ROW + 16);
+    }
+}
+
+// flash_v2_tile is the tile code of v2 and of the steps that lead to it
+// from v1 (the kernels after it in this file), for head dimension D, each
+// warp taking MT tiles of 16 queries. Each step switches one thing on: LDSM, the
+// fragments loaded by ldmatrix; ASYNC, the copies made by cp.async, two
+// tiles deep; MT = 2, two tiles of queries a warp; ONES, the row sums made
+// by the tensor cores. Shared memory is addressed in 32 bits from one
+// base, a lane's part of each address added once, so every fragment load
+// of a tile is the same register at a fixed offset.
+template <int D, int MT, bool LDSM, bool ASYNC, bool ONES>
 __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const unsigned short* K, const unsigned short* V, unsigned short* O,
                                               int S, float scale, int causal, unsigned short* smem) {
     const int WR = 16 * MT, BR = 4 * WR, BC = 64, ST = D + 8;  // a warp's queries, the block's; 64 keys a tile; rows padded by 16 bytes
+    const int STAGES = ASYNC ? 2 : 1;                          // tiles of K (and of V) in shared memory at once
     const unsigned TILE = BC * ST * 2;                         // bytes of a stage of K or of V
     unsigned sQ = smem32(smem);                                // Q: [BR][ST] halves
-    unsigned sK = sQ + BR * ST * 2;                            // K: [2][BC][ST]
-    unsigned sV = sK + 2 * TILE;                               // V: [2][BC][ST]
+    unsigned sK = sQ + BR * ST * 2;                            // K: [STAGES][BC][ST]
+    unsigned sV = sK + STAGES * TILE;                          // V: [STAGES][BC][ST]
     int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int g = lane / 4, t = lane % 4;  // the rows and columns of the mma fragments this lane holds
     long long head = (long long)blockIdx.y * S * D;
@@ -203,45 +324,56 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 
     int tiles = (S + BC - 1) / BC;
     if (causal) tiles = min(tiles, (q0 + BR + BC - 1) / BC);  // no key past the block's last query
-    copy_rows<BR, D, ST>(sQ, Q + head + (long long)q0 * D, S - q0, tid);
-    copy_rows<BC, D, ST>(sK, K + head, S, tid);
-    copy_rows<BC, D, ST>(sV, V + head, S, tid);
-    asm volatile("cp.async.commit_group;");
+    copy_rows<BR, D, ST, ASYNC>(sQ, Q + head + (long long)q0 * D, S - q0, tid);
+    copy_rows<BC, D, ST, ASYNC>(sK, K + head, S, tid);
+    copy_rows<BC, D, ST, ASYNC>(sV, V + head, S, tid);
+    if constexpr (ASYNC) asm volatile("cp.async.commit_group;");
 
-    // A lane's part of the ldmatrix addresses: for A operands (Q) and V
-    // read transposed, row lane % 16 and column 8·(lane / 16) of a 16×16
-    // block; for K, row lane % 8 + 8·(lane / 16) and column 8·((lane / 8) % 2).
-    unsigned laneA = ((lane % 16) * ST + (lane / 16) * 8) * 2;
-    unsigned laneK = ((lane % 8 + (lane / 16) * 8) * ST + ((lane / 8) % 2) * 8) * 2;
+    // A lane's part of the fragment addresses (see frag_q). For ldmatrix:
+    // for Q and for V read transposed, row lane % 16 and column
+    // 8·(lane / 16) of a 16×16 block; for K, row lane % 8 + 8·(lane / 16)
+    // and column 8·((lane / 8) % 2). Without: row g and column 2t of Q and
+    // K, and of V, read across its rows, row 2t and column g.
+    unsigned laneQ = LDSM ? ((lane % 16) * ST + (lane / 16) * 8) * 2 : (g * ST + 2 * t) * 2;
+    unsigned laneK = LDSM ? ((lane % 8 + (lane / 16) * 8) * ST + ((lane / 8) % 2) * 8) * 2 : laneQ;
+    unsigned laneV = LDSM ? laneQ : (2 * t * ST + g) * 2;
 
     const float sl2 = scale * 1.4426950408889634f;  // scores in log2 units, for ex2
     const unsigned ones[2] = {0x3c003c00u, 0x3c003c00u};  // a B operand of fp16 1s: P times it is P's row sums
+    const int NB = D / 8 + (ONES ? 1 : 0);               // blocks of 8 columns of the output, and with ONES one of the sums
     unsigned qf[MT][D / 16][4];                          // this warp's rows of Q as A fragments
-    float o[MT][D / 8 + 1][4] = {};                      // its rows of the output, fp32, then of the sums
+    float o[MT][NB][4] = {};                             // its rows of the output, fp32 (then of the sums)
     float m[MT][2];                                      // the running max of rows g and g + 8 of each tile (log2 units)
+    float l[MT][2] = {};                                 // without ONES, this lane's part of their running sums
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = NEG_INF;
 
     for (int kt = 0; kt < tiles; kt++) {
-        unsigned stage = (kt & 1) * TILE;
-        if (kt + 1 < tiles) {
-            int j1 = (kt + 1) * BC;  // the next tile's first key: in flight during the math below
-            long long next = head + (long long)j1 * D;
-            copy_rows<BC, D, ST>(sK + (TILE - stage), K + next, S - j1, tid);
-            copy_rows<BC, D, ST>(sV + (TILE - stage), V + next, S - j1, tid);
-            asm volatile("cp.async.commit_group;");
-            asm volatile("cp.async.wait_group 1;");
-        } else {
-            asm volatile("cp.async.wait_group 0;");
+        unsigned stage = ASYNC ? (kt & 1) * TILE : 0;
+        if constexpr (ASYNC) {
+            if (kt + 1 < tiles) {
+                int j1 = (kt + 1) * BC;  // the next tile's first key: in flight during the math below
+                long long next = head + (long long)j1 * D;
+                copy_rows<BC, D, ST, true>(sK + (TILE - stage), K + next, S - j1, tid);
+                copy_rows<BC, D, ST, true>(sV + (TILE - stage), V + next, S - j1, tid);
+                asm volatile("cp.async.commit_group;");
+                asm volatile("cp.async.wait_group 1;");
+            } else {
+                asm volatile("cp.async.wait_group 0;");
+            }
+        } else if (kt > 0) {
+            int j0 = kt * BC;  // this tile's first key, copied now into the one stage (tile 0 was copied with Q)
+            copy_rows<BC, D, ST, false>(sK, K + head + (long long)j0 * D, S - j0, tid);
+            copy_rows<BC, D, ST, false>(sV, V + head + (long long)j0 * D, S - j0, tid);
         }
         __syncthreads();  // tile kt (and Q) have landed for every thread
         if (kt == 0) {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int kk = 0; kk < D / 16; kk++) ldsm4(qf[mt][kk], sQ + laneA + ((warp * WR + mt * 16) * ST + kk * 16) * 2);
+                for (int kk = 0; kk < D / 16; kk++) frag_q<ST, LDSM>(qf[mt][kk], sQ + laneQ + ((warp * WR + mt * 16) * ST + kk * 16) * 2);
         }
-        unsigned kb = sK + stage + laneK, vb = sV + stage + laneA;
+        unsigned kb = sK + stage + laneK, vb = sV + stage + laneV;
 
         // The warp's scores, Q·Kᵀ: K's rows, read as they are, are the
         // column-major B operand the mma takes. Each fragment of K read
@@ -253,7 +385,7 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 #pragma unroll
             for (int nj = 0; nj < BC / 16; nj++) {
                 unsigned b[4];
-                ldsm4(b, kb + (nj * 16 * ST + kk * 16) * 2);
+                frag_k<ST, LDSM>(b, kb + (nj * 16 * ST + kk * 16) * 2);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816(sc[mt][2 * nj], qf[mt][kk], b);
@@ -273,21 +405,23 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             float corr[2];
-            online_softmax<BC>(&sc[mt][0][0], pf[mt], corr, m[mt], nullptr, sl2);
-            rescale_rows<D + 8>(&o[mt][0][0], corr);
+            online_softmax<BC>(&sc[mt][0][0], pf[mt], corr, m[mt], ONES ? nullptr : l[mt], sl2);
+            rescale_rows<8 * NB>(&o[mt][0][0], corr);
         }
         // O += P·V: V's rows are the row-major B operand, read transposed.
-        // A ninth block of columns, P times 1s, keeps the row sums: one
-        // mma instead of an add for every two scores, and the sums are of
-        // P as rounded to fp16, as the products are.
+        // With ONES, a ninth block of columns, P times 1s, keeps the row
+        // sums: one mma instead of an add for every two scores, and the
+        // sums are of P as rounded to fp16, as the products are.
 #pragma unroll
         for (int kc = 0; kc < BC / 16; kc++) {
+            if constexpr (ONES) {
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) mma16816(o[mt][D / 8], pf[mt][kc], ones);
+                for (int mt = 0; mt < MT; mt++) mma16816(o[mt][D / 8], pf[mt][kc], ones);
+            }
 #pragma unroll
             for (int dj = 0; dj < D / 16; dj++) {
                 unsigned b[4];
-                ldsm4t(b, vb + (kc * 16 * ST + dj * 16) * 2);
+                frag_v<ST, LDSM>(b, vb + (kc * 16 * ST + dj * 16) * 2);
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma16816(o[mt][2 * dj], pf[mt][kc], b);
@@ -299,9 +433,68 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
     }
 #pragma unroll
     for (int mt = 0; mt < MT; mt++) {
-        float sum[2] = {o[mt][D / 8][0], o[mt][D / 8][2]};  // every column of the sums block holds its row's sum
+        float sum[2];
+        if constexpr (ONES) {
+            sum[0] = o[mt][D / 8][0], sum[1] = o[mt][D / 8][2];  // every column of the sums block holds its row's sum
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {  // the 4 lanes of a row each hold a part of its sum
+                sum[h] = l[mt][h] + __shfl_xor_sync(0xffffffffu, l[mt][h], 1);
+                sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+            }
+        }
         store_rows<D>(O + head, &o[mt][0][0], sum, S, w0 + mt * 16, g, 2 * t);
     }
+}
+
+// The steps from v1 to v2, each a kernel that changes one thing of the
+// one before it, all launched as v2 is (blocks of 128 threads; the
+// queries a block takes and the shared memory it needs follow from its
+// tiles and stages). d = 64; causal or not.
+
+// flash_v2a_mma is the first step: v1's tiles of 64 keys and its online
+// softmax, with both products on the tensor cores, in fp16. A warp takes
+// 16 queries (a block, 64), and each product is an mma.sync on a 16×16
+// tile of Q and a 16×8 of Kᵀ, or of P and V; the scores and the output
+// stay in registers, in fp32, laid out as the mma leaves them. Each lane
+// loads its own words of every fragment from shared memory, and the block
+// copies each tile with loads and stores before it uses it, as v1 does.
+// On the H100 at S = 4096: 29.1× v1's TFLOP/s, the median of three
+// rounds (28.9–29.2).
+extern "C" __global__ void __launch_bounds__(128) flash_v2a_mma(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
+                                                                unsigned short* O, int S, int d, float scale, int causal) {
+    extern __shared__ __align__(16) unsigned short smem[];
+    flash_v2_tile<64, 1, false, false, false>(Q, K, V, O, S, scale, causal, smem);
+}
+
+// flash_v2b_ldmatrix is v2a with each 16×16 block of a fragment loaded by
+// one ldmatrix, where each lane loaded its four words itself (eight
+// halves for V, whose words pair the halves of two keys). On the H100 at
+// S = 4096: 1.23× v2a's TFLOP/s, the median of three rounds (1.23–1.25).
+extern "C" __global__ void __launch_bounds__(128) flash_v2b_ldmatrix(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
+                                                                     unsigned short* O, int S, int d, float scale, int causal) {
+    extern __shared__ __align__(16) unsigned short smem[];
+    flash_v2_tile<64, 1, true, false, false>(Q, K, V, O, S, scale, causal, smem);
+}
+
+// flash_v2c_async is v2b with the copies made by cp.async into two stages
+// of K and V: the next tile is in flight while this one is used, where
+// v2b copied each tile and waited for it before its math. On the H100 at
+// S = 4096: 1.16× v2b's TFLOP/s, the median of three rounds (1.15–1.16).
+extern "C" __global__ void __launch_bounds__(128) flash_v2c_async(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
+                                                                  unsigned short* O, int S, int d, float scale, int causal) {
+    extern __shared__ __align__(16) unsigned short smem[];
+    flash_v2_tile<64, 1, true, true, false>(Q, K, V, O, S, scale, causal, smem);
+}
+
+// flash_v2d_two_tiles is v2c with two tiles of 16 queries a warp (a block
+// takes 128): each fragment of K and V a warp loads feeds two mma.sync
+// instead of one. On the H100 at S = 4096: 1.20× v2c's TFLOP/s, the
+// median of three rounds (1.19–1.21).
+extern "C" __global__ void __launch_bounds__(128) flash_v2d_two_tiles(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
+                                                                      unsigned short* O, int S, int d, float scale, int causal) {
+    extern __shared__ __align__(16) unsigned short smem[];
+    flash_v2_tile<64, 2, true, true, false>(Q, K, V, O, S, scale, causal, smem);
 }
 
 // v2: fp16 on the tensor cores, the FlashAttention-2 scheme: a block of 4
@@ -310,11 +503,14 @@ __device__ __forceinline__ void flash_v2_tile(const unsigned short* Q, const uns
 // the keys in tiles of 64, staged in shared memory by cp.async two tiles
 // deep so the next arrives during the math. Q·Kᵀ and P·V are mma.sync
 // instructions fed by ldmatrix; the scores, their softmax and the output
-// stay in registers, in fp32. d = 64; causal or not.
+// stay in registers, in fp32, and the row sums come from the tensor cores
+// too: the one change from flash_v2d_two_tiles, a ninth block of P·V whose
+// B operand is all ones (on the H100 at S = 4096, 1.04× its TFLOP/s, the
+// median of three rounds, 1.04–1.04). d = 64; causal or not.
 extern "C" __global__ void __launch_bounds__(128) flash_v2(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
                                                            unsigned short* O, int S, int d, float scale, int causal) {
     extern __shared__ __align__(16) unsigned short smem[];
-    flash_v2_tile<64, 2>(Q, K, V, O, S, scale, causal, smem);
+    flash_v2_tile<64, 2, true, true, true>(Q, K, V, O, S, scale, causal, smem);
 }
 
 // flash_v2_d128 is v2 for d = 128, launched in its place there: a kernel
@@ -324,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(128) flash_v2(const unsigned short*
 extern "C" __global__ void __launch_bounds__(128) flash_v2_d128(const unsigned short* Q, const unsigned short* K, const unsigned short* V,
                                                                 unsigned short* O, int S, int d, float scale, int causal) {
     extern __shared__ __align__(16) unsigned short smem[];
-    flash_v2_tile<128, 1>(Q, K, V, O, S, scale, causal, smem);
+    flash_v2_tile<128, 1, true, true, true>(Q, K, V, O, S, scale, causal, smem);
 }
 
 // Hopper (sm_90a) only, as lesson 5's matmul_tc_v3: the TMA copies whole

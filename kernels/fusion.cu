@@ -2,8 +2,9 @@
 // is a kernel of its own and every intermediate result crosses global
 // memory: mul reads two arrays and writes one, add the same, sigmoid reads
 // one and writes one, 32 bytes an element. Fused, each input is read once
-// and y written once, 16 bytes: at most 2× faster, since a kernel this
-// simple waits on memory, not on arithmetic.
+// and y written once, 16 bytes: half the bytes. On the H100 at 2²⁶ the
+// fused kernel ran 2.26× faster than the three (lesson 9), a little more
+// than the bytes alone predict.
 
 // mul_f, add_f and sigmoid_f are the unfused pieces, an operation each, a
 // thread an element.
@@ -52,4 +53,16 @@ extern "C" __global__ void fusion_v2(const float* a, const float* b, const float
     } else if (i == n / 4) {  // the tail, by the first thread past the last whole float4
         for (int j = 4 * i; j < n; j++) y[j] = 1.0f / (1.0f + expf(-fmaf(b[j], c[j], a[j])));
     }
+}
+
+// fusion_grid is fusion_v1 as a grid-stride loop, launched on a fixed grid
+// of at most two waves of blocks whatever n is (as the kernel fused at run
+// time is): the launch the exercise is judged with. Thread t takes elements
+// t, t + T, t + 2T… for T threads in all, so at every step a warp's 32
+// threads read 32 neighbouring floats, 4 sectors a load, as in fusion_v1.
+// The index is 64-bit so that i + T cannot overflow for any int n.
+extern "C" __global__ void fusion_grid(const float* a, const float* b, const float* c, float* y, int n) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] = 1.0f / (1.0f + expf(-fmaf(b[i], c[i], a[i])));
 }

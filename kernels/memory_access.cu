@@ -10,9 +10,9 @@
 // writes y in order: blockIdx.y is the column, and consecutive threads
 // read floats stride apart. At stride 1 it is a copy; from stride 8 on,
 // each float a warp reads has a 32-byte sector of its own, and the other
-// 28 bytes are gone from L2 before the warp that needs them comes:
-// Nsight Compute counts 8× the bytes asked from DRAM at stride 8, and
-// from stride 16 on 64 bytes for each float.
+// 28 bytes are gone from L2 before the warp that needs them comes.
+// Nsight Compute counts 4 × stride bytes from DRAM for each float read,
+// up to 64: from stride 16 on, two sectors for each float.
 extern "C" __global__ void read_stride(const float* x, float* y, int rows, int stride) {
     int r = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
     if (r < rows) y[(long long)c * rows + r] = x[(long long)r * stride + c];
@@ -224,5 +224,28 @@ extern "C" __global__ void transpose_v4(const float* in, float* out, int rows, i
     for (int j = 0; j < TILE; j += TILE_ROWS) {
         int c = threadIdx.y + j, y = blockIdx.x * TILE + c;
         if (x < rows && y < cols) out[(long long)y * rows + x] = tile[threadIdx.x][c ^ threadIdx.x];
+    }
+}
+
+// copy_tile is the transposes' control, not a transpose: out (rows × cols)
+// = in, through the same 32 × 32 tile in shared memory, launched alike.
+// It reads the tile along the rows of in and writes it along the rows of
+// out, unturned, so both its global accesses are coalesced and its
+// shared-memory accesses, a row a warp, touch 32 banks once each. What
+// separates it from the copy is the cost of staging; what separates
+// transpose_v2 from it, the turn and its bank conflicts. Each thread reads
+// back the element it stored, so the barrier is not needed for the right
+// answer; it stays so that the control waits as the transposes wait.
+extern "C" __global__ void copy_tile(const float* in, float* out, int rows, int cols) {
+    __shared__ float tile[TILE][TILE];
+    int x = blockIdx.x * TILE + threadIdx.x;
+    for (int j = 0; j < TILE; j += TILE_ROWS) {
+        int y = blockIdx.y * TILE + threadIdx.y + j;
+        if (x < cols && y < rows) tile[threadIdx.y + j][threadIdx.x] = in[(long long)y * cols + x];
+    }
+    __syncthreads();
+    for (int j = 0; j < TILE; j += TILE_ROWS) {
+        int y = blockIdx.y * TILE + threadIdx.y + j;
+        if (x < cols && y < rows) out[(long long)y * cols + x] = tile[threadIdx.y + j][threadIdx.x];
     }
 }

@@ -122,8 +122,42 @@ extern "C" __global__ void softmax_v2(const float* x, float* y, int rows, int co
     for (int c = t; c < cols; c += blockDim.x) yr[c] = expf(xr[c] - m) / d;
 }
 
-// v3: the reductions by warp shuffles (block_max, block_sum): two barriers
-// per reduction instead of eight, and a multiply by 1/d for the division.
+// softmax_v2_shfl is v2 with one change, the first of the three v3 makes:
+// the reductions by warp shuffles (block_max, block_sum), two barriers each
+// where v2's trees have one for each of their eight halving steps. The
+// exponential (expf) and the division stay v2's.
+extern "C" __global__ void softmax_v2_shfl(const float* x, float* y, int rows, int cols) {
+    __shared__ float scratch[32];
+    const float* xr = x + (long long)blockIdx.x * cols;
+    float* yr = y + (long long)blockIdx.x * cols;
+    float m = NEG_INF;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
+    m = block_max(m, scratch);
+    float d = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) d += expf(xr[c] - m);
+    d = block_sum(d, scratch);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = expf(xr[c] - m) / d;
+}
+
+// softmax_v2_shfl_fastexp is softmax_v2_shfl with the second change: __expf,
+// the hardware's approximate exponential, for expf. It still divides each
+// element by d; v3 makes the third change and multiplies by 1/d.
+extern "C" __global__ void softmax_v2_shfl_fastexp(const float* x, float* y, int rows, int cols) {
+    __shared__ float scratch[32];
+    const float* xr = x + (long long)blockIdx.x * cols;
+    float* yr = y + (long long)blockIdx.x * cols;
+    float m = NEG_INF;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
+    m = block_max(m, scratch);
+    float d = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) d += __expf(xr[c] - m);
+    d = block_sum(d, scratch);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = __expf(xr[c] - m) / d;
+}
+
+// v3: three changes to v2: the reductions by warp shuffles (block_max,
+// block_sum), two barriers each instead of a barrier per halving step;
+// __expf for expf; and a multiply by 1/d for the division.
 extern "C" __global__ void softmax_v3(const float* x, float* y, int rows, int cols) {
     __shared__ float scratch[32];
     const float* xr = x + (long long)blockIdx.x * cols;
@@ -211,11 +245,43 @@ extern "C" __global__ void __launch_bounds__(1024) softmax_v5(const float* x, fl
     }
 }
 
-// Distributed shared memory (Hopper's thread-block clusters), through PTX:
-// a block's rank in its cluster, a barrier across the cluster, and a read
-// of a float in another block's shared memory. Compiled for sm_90a only;
-// elsewhere v6 is an empty kernel the lesson does not run.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// softmax_v4_packed is a control for narrow rows: v4's two reads, one float
+// at a time, launched as v5 is (blockDim.x threads a row, blockDim.y rows a
+// block) and reduced across a row's threads as v5 is. Against v4 it changes
+// only the block's shape; against v5 it keeps the second read, where v5
+// holds the row in registers and loads float4s.
+extern "C" __global__ void __launch_bounds__(1024) softmax_v4_packed(const float* x, float* y, int rows, int cols) {
+    __shared__ float scratch[2][32];
+    int row = blockIdx.x * blockDim.y + threadIdx.y;
+    int tx = threadIdx.x, nt = blockDim.x;
+    bool active = row < rows;  // inactive threads still join the block's reductions
+    const float* xr = x + (long long)row * cols;
+    float* yr = y + (long long)row * cols;
+    float m = NEG_INF, d = 0.0f;
+    for (int c = tx; active && c < cols; c += nt) {
+        float v = xr[c];
+        if (v > m) {
+            d = d * __expf(m - v) + 1.0f;
+            m = v;
+        } else {
+            d += __expf(v - m);
+        }
+    }
+    int w0 = threadIdx.y * nt / 32;  // the row's first warp in the block
+    float rm = row_max(m, &scratch[0][w0], nt);
+    d = m == NEG_INF ? 0.0f : d * __expf(m - rm);
+    d = row_sum(d, &scratch[1][w0], nt);
+    if (!active) return;
+    float inv = 1.0f / d;
+    for (int c = tx; c < cols; c += nt) yr[c] = __expf(xr[c] - rm) * inv;
+}
+
+// Distributed shared memory (thread-block clusters, compute capability 9.0
+// and newer), through PTX: a block's rank in its cluster, a barrier across
+// the cluster, and a read of a float in another block's shared memory. All
+// of it is in plain sm_90, so it compiles for any GPU from Hopper on; on an
+// older one v6 is an empty kernel the lesson does not run.
+#if __CUDA_ARCH__ >= 900
 #define CLUSTER_DIMS(x, y, z) __cluster_dims__(x, y, z)
 __device__ __forceinline__ unsigned cluster_rank() {
     unsigned r;
@@ -236,12 +302,12 @@ __device__ __forceinline__ float cluster_load(const float* local, unsigned rank)
 #define CLUSTER_DIMS(x, y, z)
 #endif
 
-// v6: for very wide rows a block per row leaves most SMs idle (262144
-// columns are only 256 rows): a cluster of 8 blocks shares each row, each
+// v6: for very wide rows a block per row makes few blocks (262144 columns
+// are only 256 rows): a cluster of 8 blocks shares each row, each
 // holding an eighth in registers, and the blocks trade their partial max
 // and sum through each other's shared memory. Still one read and one write.
 extern "C" __global__ void CLUSTER_DIMS(8, 1, 1) __launch_bounds__(1024) softmax_v6(const float* x, float* y, int rows, int cols) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if __CUDA_ARCH__ >= 900
     __shared__ float scratch[32];
     __shared__ float part[2];  // this block's max and sum, for the others to read
     unsigned rank = cluster_rank();

@@ -1,5 +1,6 @@
 // Transfers: moving data between host memory and the GPU over the PCIe
-// link, an order of magnitude slower than the GPU's own memory.
+// link, far slower than the GPU's own memory (53× on the H100 lesson 3
+// was recorded on: 63.0 GB/s each way against 3352).
 
 // read_mapped copies pinned host memory into device memory from a kernel:
 // zero-copy. Pinned host memory is mapped into the GPU's address space, so

@@ -3,6 +3,8 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"cudarepl/gpu"
@@ -11,7 +13,9 @@ import (
 )
 
 // ShowKernel prints kernel versions from the lesson's file, with what ptxas
-// reports of each where NVRTC is present.
+// reports of each where NVRTC is present. A kernel that hands its work to
+// a __device__ function of its file (flash_v2 calls flash_v2_tile) shows
+// with that tile code beneath it (tileCode), each function once.
 type ShowKernel struct {
 	Names []string // kernel names; nil shows every version of the ladder
 	File  string   // the file in package kernels; the lesson's when ""
@@ -41,14 +45,18 @@ func (a *ShowKernel) names(l *Lesson) (nvrtc.Source, []string, error) {
 	return src, names, err
 }
 
-// Do prints the kernels.
+// Do prints the kernels, each followed by its tile code.
 func (a *ShowKernel) Do(env *Env, l *Lesson, step string) error {
 	src, names, err := a.names(l)
 	if err != nil {
 		return err
 	}
 	img, cerr := env.Compile(src)
+	shown := map[string]bool{} // functions printed already, as tile code of a kernel before
 	for _, n := range names {
+		if shown[n] {
+			continue
+		}
 		body, err := kernels.Function(src, n)
 		if err != nil {
 			return err
@@ -63,11 +71,192 @@ func (a *ShowKernel) Do(env *Env, l *Lesson, step string) error {
 			}
 		}
 		env.printf("\n")
+		tile, err := tileCode(src, n)
+		if err != nil {
+			return err
+		}
+		if len(tile) > 0 && shown[tile[0]] {
+			env.printf("%s hands its work to %s, shown above.\n\n", n, tile[0])
+			continue
+		}
+		if len(tile) > 0 {
+			env.printf("%s hands its work to %s, in %s, and the functions it calls:\n\n", n, tile[0], src.Name)
+		}
+		for _, f := range tile {
+			if shown[f] {
+				continue
+			}
+			fn, err := kernels.Function(src, f)
+			if err != nil {
+				return err
+			}
+			env.printf("%s\n\n", fn)
+			shown[f] = true
+		}
 	}
 	if cerr != nil {
 		env.notCompiled(cerr)
 	}
 	return nil
+}
+
+var (
+	// deviceDef is a __device__ function's definition up to the "(" of
+	// its parameters; the name is group 1.
+	deviceDef = regexp.MustCompile(`__device__[^;{(=]*\b(\w+)\s*\(`)
+	// comment is a // comment to the end of its line.
+	comment = regexp.MustCompile(`//[^\n]*`)
+	// leadingCall is a statement that calls a function, template arguments
+	// and all: the name is group 1.
+	leadingCall = regexp.MustCompile(`^(\w+)\s*(?:<[^;(]*>)?\s*\(`)
+)
+
+// tileCode returns the __device__ functions of src's own code (not its
+// headers') that the kernel name hands its work to, where its body, but
+// for shared-memory declarations and preprocessor lines, is one call to a
+// function of its file: that function, then every function of the file it
+// calls in turn, in file order, so that helpers written side by side
+// under one comment stay so. A kernel that does its work itself has none:
+// what it calls shows on its own, with 'show kernel NAME'.
+func tileCode(src nvrtc.Source, name string) ([]string, error) {
+	if !slices.Contains(kernels.Names(src), name) {
+		return nil, nil // a __device__ function shows as itself
+	}
+	fn, err := kernels.Function(src, name)
+	if err != nil {
+		return nil, err
+	}
+	var defs []string
+	for _, m := range deviceDef.FindAllStringSubmatch(src.Code, -1) {
+		defs = append(defs, m[1])
+	}
+	var stmts []string
+	for _, st := range strings.Split(bodyOf(fn), ";") {
+		if st = strings.TrimSpace(st); st != "" && !strings.Contains(st, "__shared__") {
+			stmts = append(stmts, st)
+		}
+	}
+	if len(stmts) != 1 {
+		return nil, nil
+	}
+	m := leadingCall.FindStringSubmatch(stmts[0])
+	if m == nil || !slices.Contains(defs, m[1]) {
+		return nil, nil
+	}
+	out, seen := []string{m[1]}, map[string]bool{name: true, m[1]: true}
+	for i := 0; i < len(out); i++ {
+		f, err := kernels.Function(src, out[i])
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range callsOf(bodyOf(f), defs) {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	at := func(f string) int { return slices.Index(defs, f) } // defs are in file order
+	slices.SortStableFunc(out[1:], func(a, b string) int { return at(a) - at(b) })
+	return out, nil
+}
+
+// bodyOf is the code of fn's body: from its first "{", without comments
+// or preprocessor lines.
+func bodyOf(fn string) string {
+	if i := strings.Index(fn, "{"); i >= 0 {
+		fn = fn[i+1:]
+	}
+	fn = strings.TrimSuffix(strings.TrimSpace(fn), "}")
+	var lines []string
+	for _, line := range strings.Split(comment.ReplaceAllString(fn, ""), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			lines = append(lines, line)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// callsOf lists the functions of names that code calls, in the order of
+// their first call.
+func callsOf(code string, names []string) []string {
+	at := map[string]int{}
+	var out []string
+	for _, n := range names {
+		if loc := regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\s*(?:<[^;(]*>)?\s*\(`).FindStringIndex(code); loc != nil {
+			if _, dup := at[n]; !dup {
+				at[n] = loc[0]
+				out = append(out, n)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return at[a] - at[b] })
+	return out
+}
+
+// kernelText is the source of kernel name as a learner reads and edits
+// it: its function, then its tile code (tileCode), each function's comment
+// with it, a blank line between.
+func kernelText(src nvrtc.Source, name string) (string, error) {
+	fn, err := kernels.Function(src, name)
+	if err != nil {
+		return "", err
+	}
+	tile, err := tileCode(src, name)
+	if err != nil {
+		return "", err
+	}
+	parts := []string{fn}
+	for _, f := range tile {
+		body, err := kernels.Function(src, f)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, body)
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// edited returns src's code with code, a learner's version of kernelText
+// for the kernel name, in place of the course's: each function of theirs
+// that the kernel's text holds replaces the course's where that stands in
+// the file, one they left out stays the course's, and whatever else they
+// wrote (a helper of their own) goes in before the first of them. changed
+// is false where code is the course's text.
+func edited(src nvrtc.Source, name, code string) (out string, changed bool) {
+	orig, err := kernelText(src, name)
+	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(code) {
+		return src.Code, false
+	}
+	tile, _ := tileCode(src, name)
+	if len(tile) == 0 {
+		fn, _ := kernels.Function(src, name)
+		return strings.Replace(src.Code, fn, code, 1), true
+	}
+	theirs := nvrtc.Source{Name: src.Name, Code: code}
+	type swap struct{ course, yours string }
+	var swaps []swap
+	rest, first := code, len(src.Code)
+	for _, n := range append([]string{name}, tile...) {
+		course, _ := kernels.Function(src, n)
+		if at := strings.Index(src.Code, course); at >= 0 {
+			first = min(first, at)
+		}
+		yours, err := kernels.Function(theirs, n)
+		if err != nil {
+			continue
+		}
+		swaps = append(swaps, swap{course, yours})
+		rest = strings.Replace(rest, yours, "", 1)
+	}
+	out = src.Code
+	if extra := strings.TrimSpace(rest); extra != "" {
+		out = out[:first] + extra + "\n\n" + out[first:]
+	}
+	for _, s := range swaps {
+		out = strings.Replace(out, s.course, s.yours, 1)
+	}
+	return out, true
 }
 
 // featureArch is the architecture a kernel's body is written for when the

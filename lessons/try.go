@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"cudarepl/gpu"
-	"cudarepl/kernels"
 	"cudarepl/nvrtc"
 )
 
@@ -28,7 +27,8 @@ type Edit struct {
 var ErrUnchanged = errors.New("the course's kernel, unchanged")
 
 // KernelSource returns the source of the lesson's kernel name, its comment
-// and function, as a learner would edit it.
+// and function, as a learner would edit it: with its tile code where it
+// hands its work to a function of its file (kernelText).
 func (l *Lesson) KernelSource(name string) (string, error) {
 	_, fn, err := l.kernelFunction(name)
 	return fn, err
@@ -41,7 +41,7 @@ func (l *Lesson) kernelFunction(name string) (nvrtc.Source, string, error) {
 	if err != nil {
 		return nvrtc.Source{}, "", err
 	}
-	fn, err := kernels.Function(src, name)
+	fn, err := kernelText(src, name)
 	return src, fn, err
 }
 
@@ -147,14 +147,15 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 const yours = " (yours)"
 
 // in returns src with the learner's function in place of the course's
-// kernel, under a name that says whose it is, and with src's headers;
-// src itself where they changed nothing.
+// kernel (and their tile code in place of its, see edited), under a name
+// that says whose it is, and with src's headers; src itself where they
+// changed nothing.
 func (ed Edit) in(src nvrtc.Source) nvrtc.Source {
-	orig, err := kernels.Function(src, ed.Kernel)
-	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(ed.Code) {
+	code, changed := edited(src, ed.Kernel, ed.Code)
+	if !changed {
 		return src
 	}
-	src.Name, src.Code = ed.Kernel+"_yours.cu", strings.Replace(src.Code, orig, ed.Code, 1)
+	src.Name, src.Code = ed.Kernel+"_yours.cu", code
 	return src
 }
 

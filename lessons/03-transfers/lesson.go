@@ -31,12 +31,13 @@ const (
 
 // The pipeline problem's impls.
 const (
-	copyIn    = "copy in alone"
-	compute   = "compute alone"
-	copyOut   = "copy out alone"
-	duplex    = "copies in and out at once"
-	serial    = "serial"
-	pipelined = "pipelined"
+	copyIn       = "copy in alone"
+	compute      = "compute alone"
+	copyOut      = "copy out alone"
+	duplex       = "copies in and out at once"
+	serial       = "serial"
+	pipelined    = "pipelined"
+	pageablePipe = "pipelined, pageable"
 )
 
 // The pipeline's shape: 2²⁶ floats (256 MiB each way) in 32 chunks, and
@@ -60,6 +61,9 @@ func init() {
 	for _, s := range []int{1, 2, 4} {
 		streams = append(streams, lessons.Size{pipeN, s})
 	}
+	// The sweep by rounds leaves out the pageable pipeline: the Overlap
+	// step shows it beside the pinned one.
+	byRounds := []string{copyIn, compute, copyOut, duplex, serial, pipelined}
 	var rounds []lessons.Size
 	for _, r := range []int{1000, 2000, 3000, 4000} {
 		rounds = append(rounds, lessons.Size{pipeN, 4, r})
@@ -71,7 +75,8 @@ func init() {
 			What: "schedule", Plan: schedules,
 			Task: "The schedule puts all 32 chunks on stream 1: correct, but nothing overlaps, so it takes as long as the serial pipeline. " +
 				"Spread the chunks over several streams and order them with events, so that one chunk's copies run while another is worked on, " +
-				"and the device's stream waits for every stream before y is read.",
+				"and the device's stream waits for every stream before y is read. Keep x and y pinned; if you give the device only a few buffers, " +
+				"make sure no chunk overwrites a buffer that another chunk is still using.",
 		},
 		Planted: []lessons.Planted{
 			{File: "solution.sched"},
@@ -80,6 +85,10 @@ func init() {
 			{File: "split.sched", Want: "nothing orders them"},
 			{File: "no_start.sched", Want: "before what the device's stream did"},
 			{File: "short.sched", Want: "chunk 31 is never copied in"},
+			{File: "buffers.sched"},
+			{File: "pageable.sched", Want: "may return only once it is done"},
+			{File: "shared_buffer.sched", Want: "can overwrite device buffer 0 before work 0"},
+			{File: "event_twice.sched", Want: "a wait sees only an event's last record"},
 		},
 		Actions: map[string]lessons.Action{
 			"The link":  &lessons.Run{Name: "measure", F: link},
@@ -91,9 +100,9 @@ func init() {
 			"A pipeline":         &lessons.ShowKernel{Names: []string{"work"}},
 			"Overlap":            &lessons.Sweep{Title: "Copy in, compute, copy out: 2²⁶ floats", XLabel: "streams", Problem: pipe, Sizes: streams, XDim: 1},
 			"When compute is the slowest part": &lessons.Sweep{Title: "Copy in, compute, copy out on 4 streams, by the work an element", XLabel: "rounds of work an element",
-				Problem: pipe, Sizes: rounds, XDim: 2},
+				Problem: pipe, Impls: byRounds, Sizes: rounds, XDim: 2},
 			"The timeline":              &lessons.Run{Name: "measure", F: timeline},
-			"Reading before it is done": &lessons.Run{F: tooEarly, Replay: tooEarlyReplay},
+			"Reading before it is done": &lessons.Run{Name: "measure", F: tooEarly},
 			"Exercise":                  &lessons.ExerciseStep{},
 		},
 	})

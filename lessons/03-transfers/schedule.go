@@ -26,15 +26,24 @@ import (
 // many chunks x is cut into, and "for c in A..B {" … "}" repeats the lines
 // between for c = A, A+1, …, B−1. C, E, S, A and B may be sums like
 // 1 + c % 4 over the loops' names and chunks.
+//
+// "host pinned" (the default) or "host pageable" says where x and y live
+// on the host. "buffers N" gives the device N buffers of one chunk each,
+// in place of room for the whole of x and y; every in, work and out then
+// names the buffer its chunk goes through: "in c @ c % 2".
 type schedule struct {
-	chunks int
-	ops    []schedOp
+	chunks   int
+	buffers  int // device buffers of one chunk each; 0: each chunk has its own place
+	pageable bool
+	hostLine int // the line that said "host pageable"
+	ops      []schedOp
 }
 
 // schedOp is one operation of an unrolled schedule.
 type schedOp struct {
 	kind   string // "in", "work", "out", "record" or "wait"
 	arg    int    // the chunk, or the event
+	buf    int    // the device buffer a chunk goes through, with buffers; else 0
 	stream int
 	line   int // where it was written
 }
@@ -82,12 +91,17 @@ func (s *schedule) String() string {
 	for _, u := range used {
 		names = append(names, strconv.Itoa(u))
 	}
-	return fmt.Sprintf("%d chunks copied and worked on, on streams %s; %d operations in all, events included", s.chunks, strings.Join(names, ", "), len(s.ops))
+	through := ""
+	if s.buffers > 0 {
+		through = fmt.Sprintf(" through %d device buffers", s.buffers)
+	}
+	return fmt.Sprintf("%d chunks copied and worked on%s, on streams %s; %d operations in all, events included",
+		s.chunks, through, strings.Join(names, ", "), len(s.ops))
 }
 
 // parseSchedule reads and unrolls a schedule. Its errors name the line.
 func parseSchedule(src string) (*schedule, error) {
-	p := &schedParser{vars: map[string]int{}, chunks: -1}
+	p := &schedParser{vars: map[string]int{}, chunks: -1, buffers: -1}
 	lines := strings.Split(src, "\n")
 	end, err := p.block(lines, 0, false)
 	if err != nil {
@@ -99,15 +113,18 @@ func parseSchedule(src string) (*schedule, error) {
 	if p.chunks < 0 {
 		return nil, errors.New("the schedule never says how many chunks: start it with a line 'chunks N'")
 	}
-	return &schedule{chunks: p.chunks, ops: p.ops}, nil
+	return &schedule{chunks: p.chunks, buffers: max(0, p.buffers), pageable: p.host == "pageable", hostLine: p.hostLine, ops: p.ops}, nil
 }
 
 // schedParser unrolls a schedule as it reads it.
 type schedParser struct {
-	vars   map[string]int // the loops' names, as they are now
-	chunks int            // −1 until set
-	ops    []schedOp
-	rounds int // every loop's rounds so far
+	vars     map[string]int // the loops' names, as they are now
+	chunks   int            // −1 until set
+	buffers  int            // −1 until set
+	host     string         // "pinned" or "pageable"; "" until set
+	hostLine int
+	ops      []schedOp
+	rounds   int // every loop's rounds so far
 }
 
 func lineErr(line int, format string, args ...any) error {
@@ -142,6 +159,14 @@ func (p *schedParser) block(lines []string, i int, inLoop bool) (int, error) {
 				return 0, lineErr(n, "chunks %d: from 1 to %d", v, maxChunks)
 			}
 			p.chunks = v
+		case strings.HasPrefix(line, "buffers ") || line == "buffers":
+			if err := p.setBuffers(n, strings.TrimPrefix(line, "buffers")); err != nil {
+				return 0, err
+			}
+		case strings.HasPrefix(line, "host ") || line == "host":
+			if err := p.setHost(n, strings.TrimSpace(strings.TrimPrefix(line, "host"))); err != nil {
+				return 0, err
+			}
 		default:
 			if err := p.op(n, line); err != nil {
 				return 0, err
@@ -152,6 +177,40 @@ func (p *schedParser) block(lines []string, i int, inLoop bool) (int, error) {
 		return 0, errors.New("a 'for' is never closed: end it with a line '}'")
 	}
 	return i, nil
+}
+
+// setBuffers reads "buffers N" at line n: N device buffers of one chunk
+// each, no more than there are chunks.
+func (p *schedParser) setBuffers(n int, arg string) error {
+	switch {
+	case p.buffers >= 0:
+		return lineErr(n, "buffers is set twice")
+	case p.chunks < 0:
+		return lineErr(n, "buffers comes before the schedule says how many chunks: put 'chunks N' first")
+	case len(p.ops) > 0:
+		return lineErr(n, "buffers comes after the first operation: say it before any in, work, out, record or wait")
+	}
+	v, err := p.eval(n, arg)
+	if err != nil {
+		return err
+	}
+	if v < 1 || v > p.chunks {
+		return lineErr(n, "buffers %d: from 1 to the %d chunks", v, p.chunks)
+	}
+	p.buffers = v
+	return nil
+}
+
+// setHost reads "host pinned" or "host pageable" at line n.
+func (p *schedParser) setHost(n int, where string) error {
+	switch {
+	case p.host != "":
+		return lineErr(n, "host is set twice")
+	case where != "pinned" && where != "pageable":
+		return lineErr(n, "host %q: x and y live in 'host pinned' or 'host pageable' memory", where)
+	}
+	p.host, p.hostLine = where, n
+	return nil
 }
 
 // loop runs "for NAME in A..B {" at lines[i] and returns the index of its
@@ -225,7 +284,7 @@ func skipBlock(lines []string, i int) (int, error) {
 	return 0, errors.New("a 'for' is never closed: end it with a line '}'")
 }
 
-// op reads "[on S:] KIND ARG".
+// op reads "[on S:] KIND ARG [@ B]".
 func (p *schedParser) op(n int, line string) error {
 	stream := 0
 	if rest, ok := strings.CutPrefix(line, "on "); ok {
@@ -248,6 +307,7 @@ func (p *schedParser) op(n int, line string) error {
 	default:
 		return lineErr(n, "%q is not an operation: a line is in, work, out, record or wait, or 'on S:' and one of them", kind)
 	}
+	arg, bufArg, hasBuf := strings.Cut(arg, "@")
 	if strings.TrimSpace(arg) == "" {
 		return lineErr(n, "%s needs a number: which chunk or event", kind)
 	}
@@ -255,10 +315,14 @@ func (p *schedParser) op(n int, line string) error {
 	if err != nil {
 		return err
 	}
+	buf := 0
 	switch kind {
 	case "record", "wait":
 		if v < 0 || v >= maxEvents {
 			return lineErr(n, "event %d: events are 0 to %d", v, maxEvents-1)
+		}
+		if hasBuf {
+			return lineErr(n, "%s %d: '@ B' names the device buffer of a chunk's in, work or out; an event has none", kind, v)
 		}
 	default:
 		if p.chunks < 0 {
@@ -267,12 +331,37 @@ func (p *schedParser) op(n int, line string) error {
 		if v < 0 || v >= p.chunks {
 			return lineErr(n, "%s %d: the chunks are 0 to %d", kind, v, p.chunks-1)
 		}
+		if buf, err = p.buffer(n, kind, v, bufArg, hasBuf); err != nil {
+			return err
+		}
 	}
 	if len(p.ops) == maxSchedOps {
 		return lineErr(n, "more than %d operations: the loops run too long", maxSchedOps)
 	}
-	p.ops = append(p.ops, schedOp{kind: kind, arg: v, stream: stream, line: n})
+	p.ops = append(p.ops, schedOp{kind: kind, arg: v, buf: buf, stream: stream, line: n})
 	return nil
+}
+
+// buffer reads the device buffer that chunk operation "kind c" at line n
+// names after its '@' (arg; hasBuf false where it names none): one there
+// is with 'buffers N', and none without.
+func (p *schedParser) buffer(n int, kind string, c int, arg string, hasBuf bool) (int, error) {
+	switch {
+	case p.buffers < 0 && !hasBuf:
+		return 0, nil
+	case p.buffers < 0:
+		return 0, lineErr(n, "%s %d names a device buffer, but the schedule has no 'buffers N' line: without one, every chunk has its own place on the device", kind, c)
+	case !hasBuf:
+		return 0, lineErr(n, "%s %d names no device buffer: with 'buffers %d', every in, work and out says which it goes through, as in '%s c @ c %% %d'", kind, c, p.buffers, kind, p.buffers)
+	}
+	b, err := p.eval(n, arg)
+	if err != nil {
+		return 0, err
+	}
+	if b < 0 || b >= p.buffers {
+		return 0, lineErr(n, "%s %d @ %d: the buffers are 0 to %d", kind, c, b, p.buffers-1)
+	}
+	return b, nil
 }
 
 func isName(s string) bool {
@@ -286,7 +375,7 @@ func isName(s string) bool {
 
 func isKeyword(s string) bool {
 	switch s {
-	case "for", "in", "on", "chunks", "work", "out", "record", "wait":
+	case "for", "in", "on", "chunks", "buffers", "host", "work", "out", "record", "wait":
 		return true
 	}
 	return false
@@ -429,10 +518,12 @@ func (e *exprParser) atom() (int, error) {
 }
 
 // lay lays the schedule over n elements: chunk i covers the elements
-// chunked would give it, and becomes chunk(kind, from, count); a chunk with
-// no elements (more chunks than elements) is left out; streams and events
-// are kept.
-func (s *schedule) lay(n int, chunk func(kind string, from, count int) gpu.Op) []gpu.Op {
+// chunked would give it, and becomes chunk(kind, from, at, count), where
+// at is where on the device its elements go: from, or with buffers the
+// start of its buffer, buffer b covering elements b·size to (b+1)·size,
+// which may pass n by less than a chunk. A chunk with no elements (more
+// chunks than elements) is left out; streams and events are kept.
+func (s *schedule) lay(n int, chunk func(kind string, from, at, count int) gpu.Op) []gpu.Op {
 	size := (n + s.chunks - 1) / s.chunks
 	var ops []gpu.Op
 	for _, o := range s.ops {
@@ -448,7 +539,11 @@ func (s *schedule) lay(n int, chunk func(kind string, from, count int) gpu.Op) [
 			if count <= 0 {
 				continue
 			}
-			op = chunk(o.kind, from, count)
+			at := from
+			if s.buffers > 0 {
+				at = o.buf * size
+			}
+			op = chunk(o.kind, from, at, count)
 		}
 		if o.stream != 0 {
 			op = gpu.OnStream{Stream: o.stream, Op: op}
@@ -479,22 +574,30 @@ func (a stamped) before(b stamped) bool { return a.at[a.stream] <= b.at[a.stream
 // check reports the first way the schedule can compute a wrong y, or read
 // it before it is written, on a GPU that runs streams as concurrently as
 // their events allow: every chunk copied in, worked on and copied out once,
-// each after the one before; every stream's work after what the device's
-// stream did before the schedule (where the timer starts); y copied out
-// before the device's stream, which is waited for, ends. It also refuses a
-// schedule in which nothing can run at once: correct, but the serial
-// pipeline cut into pieces.
+// each after the one before, through one device buffer; two chunks that
+// share a buffer one after the other; every stream's work after what the
+// device's stream did before the schedule (where the timer starts); y
+// copied out before the device's stream, which is waited for, ends; no
+// event recorded again before what its last record stood for is waited
+// for. It also refuses a schedule that cannot overlap: one in which every
+// operation waits for the one before (correct, but the serial pipeline
+// cut into pieces), and one whose copies go through pageable memory.
 func (s *schedule) check() error {
 	var cur [maxSchedStreams + 1]clock
 	cur[0][0] = 1 // what the device's stream did before the schedule
-	events := map[int]clock{}
+	events := map[int]recorded{}
 	ops := map[string]map[int]stamped{"in": {}, "work": {}, "out": {}}
 	var all []stamped
 	for i, o := range s.ops {
 		c := &cur[o.stream]
 		switch o.kind {
 		case "record":
-			events[o.arg] = *c
+			if prev, ok := events[o.arg]; ok && !prev.waited && !covers(*c, prev.at) {
+				return lineErr(o.line, "record %d on stream %d replaces event %d's record on stream %d (line %d) before anything waited for it: "+
+					"a wait sees only an event's last record, so nothing waits for what stream %d did up to line %d. Give each stream its own event",
+					o.arg, o.stream, o.arg, prev.stream, prev.line, prev.stream, prev.line)
+			}
+			events[o.arg] = recorded{schedOp: o, at: *c}
 			continue
 		case "wait":
 			e, ok := events[o.arg]
@@ -502,8 +605,10 @@ func (s *schedule) check() error {
 				return lineErr(o.line, "wait %d on stream %d comes before any 'record %d': it waits for nothing", o.arg, o.stream, o.arg)
 			}
 			for k := range c {
-				c[k] = max(c[k], e[k])
+				c[k] = max(c[k], e.at[k])
 			}
+			e.waited = true
+			events[o.arg] = e
 			continue
 		}
 		c[o.stream]++
@@ -524,6 +629,11 @@ func (s *schedule) check() error {
 			}
 		}
 		in, work, out := ops["in"][c], ops["work"][c], ops["out"][c]
+		for _, o := range []stamped{work, out} {
+			if o.buf != in.buf {
+				return lineErr(o.line, "%s %d goes through device buffer %d, but in %d (line %d) put chunk %d in buffer %d: a chunk's in, work and out name one buffer", o.kind, c, o.buf, c, in.line, c, in.buf)
+			}
+		}
 		if err := ordered(in, work, "reads the chunk"); err != nil {
 			return err
 		}
@@ -533,6 +643,15 @@ func (s *schedule) check() error {
 		if out.at[out.stream] > cur[0][out.stream] {
 			return lineErr(out.line, "out %d on stream %d can still be running when y is read: the device's stream, which cudarepl waits for, never waits for it. End with 'on %d: record E' and then 'wait E'", c, out.stream, out.stream)
 		}
+	}
+	if s.buffers > 0 {
+		if err := s.shared(ops); err != nil {
+			return err
+		}
+	}
+	if s.pageable {
+		return lineErr(s.hostLine, "host pageable: with x and y in pageable memory every async copy goes through the driver's own pinned buffer, and such a copy may return only once it is done "+
+			"(CUDA's API synchronization behavior): the host may then wait at each copy before it enqueues the next operation, so the streams cannot overlap as the schedule asks. Keep x and y pinned: 'host pinned'")
 	}
 	if s.chunks < 2 {
 		return nil
@@ -545,6 +664,55 @@ func (s *schedule) check() error {
 		}
 	}
 	return errors.New("nothing in this schedule can run at once: every operation waits for the one before, so it takes as long as the serial pipeline. Put the chunks on several streams, as in 'on 1 + c % 4: in c'")
+}
+
+// recorded is an event's last record: the op, what it stands for, and
+// whether a wait has taken it since.
+type recorded struct {
+	schedOp
+	at     clock
+	waited bool
+}
+
+// covers reports whether clock a counts everything b does.
+func covers(a, b clock) bool {
+	for k := range a {
+		if a[k] < b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// shared says how two chunks that go through one device buffer can
+// overwrite each other there: the later chunk's in may not start before
+// the earlier chunk's kernel has read x, nor its kernel before the
+// earlier chunk's y is copied out. "Later" is the chunk whose in was
+// enqueued later.
+func (s *schedule) shared(ops map[string]map[int]stamped) error {
+	users := make([][]int, s.buffers) // each buffer's chunks, in the order of their ins
+	for c := 0; c < s.chunks; c++ {
+		users[ops["in"][c].buf] = append(users[ops["in"][c].buf], c)
+	}
+	for b, cs := range users {
+		slices.SortFunc(cs, func(x, y int) int { return ops["in"][x].index - ops["in"][y].index })
+		for i, c1 := range cs {
+			for _, c2 := range cs[i+1:] {
+				in2, w1, w2, o1 := ops["in"][c2], ops["work"][c1], ops["work"][c2], ops["out"][c1]
+				advice := fmt.Sprintf("A chunk may use a buffer once the chunk before it there is copied out: keep the chunks that share a buffer on one stream, in order, "+
+					"or make the later chunk's stream wait for an event recorded after out %d", c1)
+				switch {
+				case !w1.before(in2):
+					return lineErr(in2.line, "in %d @ %d on stream %d can overwrite device buffer %d before work %d on stream %d (line %d) has read chunk %d from it. %s",
+						c2, b, in2.stream, b, c1, w1.stream, w1.line, c1, advice)
+				case !o1.before(w2):
+					return lineErr(w2.line, "work %d @ %d on stream %d can overwrite device buffer %d before out %d on stream %d (line %d) has copied chunk %d's y out of it. %s",
+						c2, b, w2.stream, b, c1, o1.stream, o1.line, c1, advice)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ordered says why b, which reads what a writes, can start before a is done.

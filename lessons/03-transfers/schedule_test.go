@@ -1,6 +1,7 @@
 package transfers
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,11 @@ const (
 	head = "chunks 4\nrecord 0\nfor s in 1..5 {\n  on s: wait 0\n}\n"
 	tail = "for s in 1..5 {\n  on s: record s\n  wait s\n}\n"
 )
+
+// bufHead is head with n device buffers.
+func bufHead(n int) string {
+	return strings.Replace(head, "chunks 4\n", fmt.Sprintf("chunks 4\nbuffers %d\n", n), 1)
+}
 
 func TestParseSchedule(t *testing.T) {
 	for _, tc := range []struct {
@@ -45,6 +51,18 @@ func TestParseSchedule(t *testing.T) {
 		{"loop counter reused", "chunks 2\nfor c in 0..1 {\nfor c in 0..1 {\n}\n}\n", "already the counter", 0},
 		{"runaway loops", "chunks 1\nfor i in 0..1000 {\nfor j in 0..1000 {\n}\n}\n", "more than 100000 times", 0},
 		{"too many operations", "chunks 1\nfor i in 0..30000 {\nrecord 0\n}\n", "more than 20000 operations", 0},
+		{"buffers", "chunks 4\nbuffers 2\nfor c in 0..chunks {\n in c @ c % 2\n work c @ c%2\n out c @c % 2\n}\n", "", 12},
+		{"host pinned and pageable", "chunks 1\nhost pageable\nin 0\n", "", 1},
+		{"buffers before chunks", "buffers 2\n", "before the schedule says how many chunks", 0},
+		{"buffers after an operation", "chunks 2\nrecord 0\nbuffers 2\n", "comes after the first operation", 0},
+		{"buffers twice", "chunks 2\nbuffers 1\nbuffers 1\n", "line 3: buffers is set twice", 0},
+		{"more buffers than chunks", "chunks 2\nbuffers 3\n", "buffers 3: from 1 to the 2 chunks", 0},
+		{"a buffer without buffers", "chunks 2\nin 0 @ 0\n", "names a device buffer, but the schedule has no 'buffers N' line", 0},
+		{"no buffer with buffers", "chunks 2\nbuffers 2\nin 0\n", "in 0 names no device buffer", 0},
+		{"buffer out of range", "chunks 2\nbuffers 2\nout 1 @ 2\n", "out 1 @ 2: the buffers are 0 to 1", 0},
+		{"an event's buffer", "chunks 2\nbuffers 2\nrecord 1 @ 0\n", "an event has none", 0},
+		{"host twice", "chunks 2\nhost pinned\nhost pinned\n", "host is set twice", 0},
+		{"host elsewhere", "chunks 2\nhost mapped\n", `host "mapped"`, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := parseSchedule(tc.src)
@@ -86,6 +104,38 @@ func TestScheduleCheck(t *testing.T) {
 		{"a re-recorded event", head + loop("on 1: in c\non 1: record 9\non 2: wait 9\non 2: work c\non 2: out c\n") + tail, ""},
 		{"waiting on the old record", head + "on 1: in 0\non 1: record 9\non 1: in 1\non 2: wait 9\non 2: work 0\non 2: work 1\non 2: out 0\non 2: out 1\n" + "on 1: in 2\non 1: in 3\non 1: record 9\non 2: wait 9\non 2: work 2\non 2: work 3\non 2: out 2\non 2: out 3\n" + tail,
 			"work 1 on stream 2 can start before in 1 on stream 1"},
+		// An event recorded again before any wait: harmless on one stream,
+		// where the later record stands for all the earlier did; on
+		// another, the earlier record is lost.
+		{"an event recorded twice on one stream", head + loop("on 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n") +
+			"on 1: record 1\non 1: record 1\nwait 1\nfor s in 2..5 {\n  on s: record s\n  wait s\n}\n", ""},
+		{"an event recorded on two streams", head + loop("on 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n") +
+			"on 1: record 1\non 2: record 1\nwait 1\nfor s in 3..5 {\n  on s: record s\n  wait s\n}\n",
+			"line 12: record 1 on stream 2 replaces event 1's record on stream 1 (line 11) before anything waited for it"},
+		{"an event recorded on a stream that waited for it", head + loop("on 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n") +
+			"on 1: record 1\non 2: wait 1\non 2: record 1\nwait 1\nfor s in 3..5 {\n  on s: record s\n  wait s\n}\n", ""},
+		{"pageable", "chunks 4\nhost pageable\nrecord 0\nfor s in 1..5 {\n  on s: wait 0\n}\n" + loop("on 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n") + tail,
+			"line 2: host pageable"},
+		{"pinned", "chunks 4\nhost pinned\nrecord 0\nfor s in 1..5 {\n  on s: wait 0\n}\n" + loop("on 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n") + tail, ""},
+		// Device buffers: chunks that share one must not overlap there.
+		{"a buffer a stream", bufHead(4) + loop("on 1 + c%4: in c @ c%4\non 1 + c%4: work c @ c%4\non 1 + c%4: out c @ c%4\n") + tail, ""},
+		{"one buffer on one stream", bufHead(1) + loop("on 1: in c @ 0\non 1: work c @ 0\non 1: out c @ 0\n") + tail,
+			"nothing in this schedule can run at once"},
+		{"two buffers on four streams", bufHead(2) + loop("on 1 + c%4: in c @ c%2\non 1 + c%4: work c @ c%2\non 1 + c%4: out c @ c%2\n") + tail,
+			"in 2 @ 0 on stream 3 can overwrite device buffer 0 before work 0 on stream 1"},
+		{"a shared buffer, ordered after the kernel only",
+			bufHead(2) + "on 1: in 0 @ 0\non 1: work 0 @ 0\non 1: record 10\non 1: out 0 @ 0\non 2: wait 10\non 2: in 1 @ 0\non 2: work 1 @ 0\non 2: out 1 @ 0\n" +
+				"on 3: in 2 @ 1\non 3: work 2 @ 1\non 3: out 2 @ 1\non 4: in 3 @ 1\non 4: work 3 @ 1\non 4: out 3 @ 1\n" + tail,
+			"work 1 @ 0 on stream 2 can overwrite device buffer 0 before out 0 on stream 1"},
+		{"a shared buffer, ordered after the copy out",
+			bufHead(2) + "on 1: in 0 @ 0\non 1: work 0 @ 0\non 1: out 0 @ 0\non 1: record 10\non 2: wait 10\non 2: in 1 @ 0\non 2: work 1 @ 0\non 2: out 1 @ 0\n" +
+				"on 3: in 2 @ 1\non 3: work 2 @ 1\non 3: out 2 @ 1\non 3: record 11\non 4: wait 11\non 4: in 3 @ 1\non 4: work 3 @ 1\non 4: out 3 @ 1\n" + tail, ""},
+		{"a shared buffer refilled before its kernel, on one stream",
+			bufHead(1) + "on 1: in 0 @ 0\non 1: in 1 @ 0\non 1: work 0 @ 0\non 1: out 0 @ 0\non 1: work 1 @ 0\non 1: out 1 @ 0\n" +
+				"for c in 2..4 {\non 2: in c @ 0\non 2: work c @ 0\non 2: out c @ 0\n}\n" + tail,
+			"in 1 @ 0 on stream 1 can overwrite device buffer 0 before work 0 on stream 1"},
+		{"a chunk's ops in two buffers", bufHead(2) + loop("on 1: in c @ c%2\non 1: work c @ (c+1)%2\non 1: out c @ c%2\n") + tail,
+			"work 0 goes through device buffer 1, but in 0 (line 8) put chunk 0 in buffer 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc, err := parseSchedule(tc.src)
@@ -104,7 +154,8 @@ func TestScheduleCheck(t *testing.T) {
 }
 
 // TestLay checks the ops a schedule becomes: chunks cut as chunked cuts
-// them, empty chunks left out, streams and events kept.
+// them, empty chunks left out, streams and events kept, each chunk where
+// it is on the device too.
 func TestLay(t *testing.T) {
 	sc, err := parseSchedule(head + "for c in 0..chunks {\non 1 + c%4: in c\non 1 + c%4: work c\non 1 + c%4: out c\n}\n" + tail)
 	if err != nil {
@@ -112,7 +163,10 @@ func TestLay(t *testing.T) {
 	}
 	// A chunk's op is a Memset standing for it: Value its kind's first
 	// letter, Dst where it starts, Count how many elements.
-	mark := func(kind string, from, n int) gpu.Op {
+	mark := func(kind string, from, at, n int) gpu.Op {
+		if at != from {
+			t.Errorf("%s of elements %d… goes to %d on the device, with no buffers", kind, from, at)
+		}
 		return gpu.Memset{Value: uint32(kind[0]), Dst: gpu.DevicePtr(from), Count: int64(n)}
 	}
 	for _, tc := range []struct {
@@ -145,6 +199,43 @@ func TestLay(t *testing.T) {
 		}
 		if !slices.Equal(counts, tc.counts) || events != tc.events {
 			t.Errorf("n=%d: copies in of %v elements and %d events, want %v and %d", tc.n, counts, events, tc.counts, tc.events)
+		}
+	}
+}
+
+// TestLayBuffers checks where a schedule with device buffers puts each
+// chunk on the device: at its buffer, every buffer a chunk long, and never
+// further past n than the device's x and y leave room for.
+func TestLayBuffers(t *testing.T) {
+	for _, tc := range []struct {
+		n, chunks, buffers int
+		at                 []int // of the copies in, chunk by chunk
+	}{
+		{10, 4, 2, []int{0, 3, 0, 3}},
+		{10, 4, 4, []int{0, 3, 6, 9}}, // chunk 3 has 1 element, buffer 3 three
+		{1, 32, 32, []int{0}},         // only chunk 0 has an element
+		{1000, 32, 32, []int{0, 32, 64}},
+	} {
+		src := fmt.Sprintf("chunks %d\nbuffers %d\nfor c in 0..chunks {\n in c @ c %% %d\n work c @ c %% %d\n out c @ c %% %d\n}\n", tc.chunks, tc.buffers, tc.buffers, tc.buffers, tc.buffers)
+		sc, err := parseSchedule(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at []int
+		sc.lay(tc.n, func(kind string, from, a, count int) gpu.Op {
+			if kind == "in" {
+				at = append(at, a)
+			}
+			if a+count > tc.n+maxChunks {
+				t.Errorf("n=%d, %d chunks, %d buffers: %s of elements %d… ends at %d on the device, past the %d there is room for", tc.n, tc.chunks, tc.buffers, kind, from, a+count, tc.n+maxChunks)
+			}
+			return gpu.Memset{}
+		})
+		if len(at) > len(tc.at) {
+			at = at[:len(tc.at)]
+		}
+		if !slices.Equal(at, tc.at) {
+			t.Errorf("n=%d, %d chunks, %d buffers: chunks at %v on the device, want %v first", tc.n, tc.chunks, tc.buffers, at, tc.at)
 		}
 	}
 }

@@ -27,6 +27,8 @@ func link(env *lessons.Env, l *lessons.Lesson, step string) error {
 		info.PCIe.MaxWidth, info.PCIe.MaxGTs, info.PCIe.GBs())
 	fmt.Fprintf(env.Out, "Against %.0f GB/s from the GPU's own memory: the link is %.0f× slower.\n",
 		info.PeakBandwidth()/1e9, info.PeakBandwidth()/(info.PCIe.GBs()*1e9))
+	fmt.Fprintf(env.Out, "Copy engines (CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT): %d. Copies run on them; kernels run on the SMs and need none.\n",
+		info.AsyncEngines)
 	return nil
 }
 
@@ -247,39 +249,87 @@ func timelineFigure(title string, rs []lessons.Result) plots.Timeline {
 }
 
 // tooEarly runs the pipeline without its last step, the device's stream
-// waiting for the others' events, and reads y at once: the copies out are
-// still running, and the check finds y unfinished.
-func tooEarly(env *lessons.Env, _ *lessons.Lesson, _ string) error {
-	return onPipeline(env, 4, func(c *pcase, k gpu.Kernel) error {
+// waiting for the others' events, and reads y at once; then makes the
+// device's stream wait for the streams, as the whole pipeline does, and
+// reads y again. It shows how long each of the four took as the host saw
+// it, and what each read's check found: live, or as recorded.
+func tooEarly(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) { return race(env, l, step) })
+	if !ok {
+		return err
+	}
+	return showEarly(env, rs)
+}
+
+// race is tooEarly's measurement, a result for each of its four parts.
+func race(env *lessons.Env, l *lessons.Lesson, step string) ([]lessons.Result, error) {
+	var out []lessons.Result
+	err := onPipeline(env, 4, func(c *pcase, k gpu.Kernel) error {
 		c.impl = pipelined
 		if err := c.Poison(); err != nil {
 			return err
 		}
+		add := func(what string, t0 time.Time, checked error) {
+			r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: what, Size: fmt.Sprintf("n=%d, 4 streams", c.n),
+				Dims: []int{c.n, 4}, DType: "float32", MedianMs: float64(time.Since(t0).Microseconds()) / 1e3, Passed: checked == nil}
+			if checked != nil {
+				r.Detail = checked.Error()
+			}
+			out = append(out, env.Record(r))
+		}
+		t0 := time.Now()
 		if err := env.Dev.Run(c.chunked(k, false)...); err != nil {
 			return err
 		}
+		add(enqueued, t0, nil)
+		t0 = time.Now()
 		_, early := c.Check()
-		// Now wait for every stream, as the joined pipeline does, and read again.
-		if err := env.Dev.Run(c.chunked(k, true)...); err != nil {
+		add(readEarly, t0, early)
+		// Wait for what the streams were given, as the joined pipeline
+		// does at its end: nothing is run again.
+		t0 = time.Now()
+		if err := env.Dev.Run(c.join()...); err != nil {
 			return err
 		}
+		add(waited, t0, nil)
+		t0 = time.Now()
 		_, late := c.Check()
-		switch {
-		case early == nil:
-			fmt.Fprintln(env.Out, "This time the copies happened to finish before y was read: the race is real, but it was not lost this time.")
-		default:
-			fmt.Fprintf(env.Out, "Read at once: %v\n", early)
-		}
-		if late != nil {
-			return fmt.Errorf("after waiting for the streams: %w", late)
-		}
-		fmt.Fprintln(env.Out, "Read after the device's stream waited for every stream's event: y passes the check.")
+		add(readLate, t0, late)
 		return nil
 	})
+	return out, err
 }
 
-// tooEarlyReplay says what tooEarly shows on a GPU.
-func tooEarlyReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
-	fmt.Fprintln(env.Out, "No GPU here: on one, this step runs the pipeline without waiting for its streams, reads y at once, and shows the check finding it unfinished.")
+// showEarly shows tooEarly's results rs: how long each part took, and
+// what each read of y found. It fails where y was wrong after the wait.
+func showEarly(env *lessons.Env, rs []lessons.Result) error {
+	t := &lessons.Table{Headers: []string{"", "as the host saw it (ms)", "y"}, Right: []bool{false, true, false}}
+	for _, r := range rs {
+		found := "—"
+		switch {
+		case r.Variant != readEarly && r.Variant != readLate:
+		case r.Passed:
+			found = "passes the check"
+		default:
+			found = r.Detail
+		}
+		t.Rows = append(t.Rows, []string{r.Variant, fmt.Sprintf("%.3f", r.MedianMs), found})
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("2²⁶ floats in %d chunks on 4 streams; a read is cudarepl's worker reading y back and checking it.", pipeChunks),
+		env.About(rs))
+	env.PrintTable(t)
+	for _, r := range rs {
+		if r.Variant == readLate && !r.Passed {
+			return fmt.Errorf("after waiting for the streams: %s", r.Detail)
+		}
+	}
 	return nil
 }
+
+// What tooEarly times, in order.
+const (
+	enqueued  = "pipeline enqueued, no final wait"
+	readEarly = "y read at once"
+	waited    = "device's stream waits for the streams"
+	readLate  = "y read after the wait"
+)

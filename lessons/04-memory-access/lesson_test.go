@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"cudarepl/gpu"
+	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
 )
 
@@ -47,5 +48,33 @@ func TestPTXAccesses(t *testing.T) {
 		if loads != tc.loads || nc != tc.nc || stores != tc.stores {
 			t.Errorf("ptxAccesses(%s) = %d loads, %d .nc, %d stores; want %d, %d, %d", tc.name, loads, nc, stores, tc.loads, tc.nc, tc.stores)
 		}
+	}
+}
+
+// TestFastEnoughFitsRecorded: the exercise's bar, a share of transpose_v3
+// at 8192², lies well between what the recorded conflicted tile
+// (transpose_v2) and the conflict-free ones (v3 itself, v4) reached, so
+// a solution passes and a conflicted tile fails with room for noise.
+func TestFastEnoughFitsRecorded(t *testing.T) {
+	l, err := lessons.Find("memory-access")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range l.Recorded().Filter("Against the copy", "bench") {
+		if len(r.Dims) == 2 && r.Dims[0] == 8192 && r.Dims[1] == 8192 {
+			got[r.Variant] = r.Throughput
+		}
+	}
+	v3 := got["transpose_v3"]
+	if v3 == 0 || got["transpose_v2"] == 0 || got["transpose_v4"] == 0 {
+		t.Fatalf("recorded at 8192²: %v; want transpose_v2, v3 and v4", got)
+	}
+	const margin = 0.1
+	if slow := got["transpose_v2"] / v3; slow > fastEnough-margin {
+		t.Errorf("transpose_v2 ran at %.2f of transpose_v3; the bar %.2f leaves it less than %.2f below", slow, fastEnough, margin)
+	}
+	if fast := got["transpose_v4"] / v3; fast < fastEnough+margin {
+		t.Errorf("transpose_v4 ran at %.2f of transpose_v3; the bar %.2f leaves it less than %.2f above", fast, fastEnough, margin)
 	}
 }

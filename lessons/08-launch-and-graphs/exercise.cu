@@ -1,13 +1,22 @@
-// Exercise: one link of a chain of tiny kernels, y = a·x + b over n floats.
+// Exercise: the whole chain of tiny kernels in one launch.
 //
-// cudarepl launches this kernel like the lesson's chain: blocks of 256
-// threads, ceil(n / 256) of them. It captures a chain of such launches
-// (each reading the last one's output) into a CUDA graph, replays the
-// graph, and checks the chain's end against the same chain worked out on
-// the CPU, with a, b = −1, 1. Write the link (the TODO), then have it
-// judged: 'check' in the REPL, or run its cell in a notebook.
+// The lesson's chain is one launch of chain_step a link, each computing
+// y = a·x + b over n floats from the last one's output. Here one kernel
+// does it all: for each of the first n elements, x[i] goes through every
+// link, and the last link's result is written to y[i].
+//
+// cudarepl launches this kernel once for the whole chain, in blocks of
+// 256 threads, ceil(n / 256) of them, with a, b = −1, 1. It checks y
+// against the chain worked out on the CPU, for chains of 1 to 101 links
+// over 1 to 4099 floats, then times it at 1000 links over 4096 floats
+// beside the graph of 1000 chain_step launches: a pass needs at least 10
+// times the graph's rate. As handed out it writes nothing, so 'check'
+// fails until you write it (the TODO): 'check' in the REPL, or run its
+// cell in a notebook.
 
-extern "C" __global__ void chain_exercise(const float* x, float* y, int n, float a, float b) {
+extern "C" __global__ void chain_fused_exercise(const float* x, float* y, int n, int links, float a, float b) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    // TODO: for the threads that have an element, y[i] = a·x[i] + b
+    // TODO: for the threads that have an element, take x[i] through the
+    // chain (the link y = a·x + b, applied links times) and write the
+    // last link's result to y[i].
 }

@@ -1,7 +1,9 @@
 // Package launches is lesson 8: what a launch costs, with and without a
 // synchronisation after it; chains of tiny kernels launched one by one
-// against one CUDA graph, and updating a graph in place; allocating a
-// step's temporaries each time, once, or from the stream-ordered pool.
+// against one CUDA graph, on the GPU's events and on the host's clock, and
+// updating a graph in place; allocating a step's temporaries each time,
+// once, or from the stream-ordered pool; and, as the exercise, the whole
+// chain written as one kernel, judged correct and faster than the graph.
 package launches
 
 import (
@@ -22,18 +24,31 @@ const kernelFile = "launches.cu"
 
 // The chain's impls, and its step's coefficients: y = a·x + b with a = −1
 // and b = 1 maps integers to integers exactly, and a kernel that ignores a
-// or b, or swaps them, gives something else.
+// or b, or swaps them, or applies one link too few or too many, gives
+// something else.
 const (
 	oneByOne = "launches"
 	synced   = "launches, each synchronised"
 	graph    = "graph"
+	fused    = "chain_fused" // the whole chain in one kernel: the exercise's model
 	chainA   = -1
 	chainB   = 1
 )
 
 // chainElems is how many floats each link of the benchmarked chains
-// computes: a few microseconds of work, so the launch is most of it.
+// computes: a fraction of a microsecond of work (from a graph of 1000 on
+// the H100, 1.02 µs a link against 0.80 µs for an empty kernel), so the
+// launch is most of it.
 const chainElems = 4096
+
+// exerciseMin is how many times the rate of the graph of 1000 links the
+// exercise's one kernel must reach at 1000 links: the chain in a tenth of
+// the graph's time (1019 µs on the H100) or less. A kernel that launches
+// once and takes each element through the chain in a register needs no
+// more than one launch's time and 1000 dependent multiply-adds a thread;
+// one thread walking all 4096 elements through the chain does 4096 times
+// as many, one after another.
+const exerciseMin = 10
 
 // guardElems is the room behind each buffer, poisoned, where a kernel that
 // ignores n would write.
@@ -47,23 +62,31 @@ func init() {
 	lessons.Register(lessons.Def{
 		Number: 8, Slug: "launch-and-graphs", Files: files, Kernels: kernelFile, Problem: chainProblem(),
 		Exercise: &lessons.Exercise{
-			File: "chain_exercise.cu", Kernel: "chain_exercise", Like: graph, Bench: lessons.Size{1000, chainElems},
-			Task: "Write the chain's link, y = a·x + b for the first n elements; cudarepl captures a chain of your launches into a graph and replays it.",
+			File: "chain_fused_exercise.cu", Kernel: "chain_fused_exercise", Like: fused, Bench: lessons.Size{1000, chainElems},
+			Fast: &lessons.Speed{Against: graph, Min: exerciseMin},
+			Task: fmt.Sprintf("Write the whole chain as one kernel: each of the first n elements taken through all the links, "+
+				"y = a·x + b applied links times, in one launch. It must match the chain worked out on the CPU at every check size, "+
+				"and at 1000 links over %d floats reach %d times the rate of the graph of 1000 chain_step launches.", chainElems, exerciseMin),
 		},
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
-			{File: "swapped.cu", Want: "check: y["},
+			{File: "one_link_short.cu", Want: "check: y["},
+			{File: "every_link_reads_x.cu", Want: "check: y["},
 			{File: "no_guard.cu", Want: "past the end of y"},
+			{File: "one_thread.cu", Want: "correct but too slow"},
 		},
 		Actions: map[string]lessons.Action{
 			"What a launch costs":     &lessons.ShowKernel{Names: []string{"empty"}},
 			"Measuring it":            &lessons.Run{Name: "measure", F: launchCost},
 			"A chain of tiny kernels": &lessons.ShowKernel{Names: []string{"chain_step"}},
 			"Check":                   &lessons.CheckStep{},
+			// The sweep times the three ways of launching the chain; the
+			// one-kernel chain is the exercise's, timed beside a learner's.
 			"Launches against a graph": &lessons.Sweep{Title: "A chain of tiny kernels (4096 floats each)", XLabel: "kernels in the chain (N)",
-				Sizes: chains},
+				Impls: []string{oneByOne, synced, graph}, Sizes: chains},
+			"On the host's clock":          &lessons.Run{Name: "measure", F: hostClock},
 			"Updating a graph":             &lessons.Run{Name: "measure", F: update},
-			"A graph outlives its buffers": &lessons.Run{F: freedUnderGraph, Replay: freedUnderGraphReplay},
+			"A graph outlives its buffers": &lessons.Run{Name: "measure", F: freedUnderGraph},
 			"A step's temporaries":         &lessons.ShowKernel{Names: []string{"scale_into", "accumulate"}},
 			"Allocating them":              &lessons.Run{Name: "measure", F: allocation},
 			"Exercise":                     &lessons.ExerciseStep{},
@@ -80,6 +103,7 @@ func chainProblem() *lessons.Problem {
 			{Name: oneByOne, Library: true, Kernels: chain, Summary: "N launches of chain_step, enqueued one after another"},
 			{Name: synced, Library: true, Kernels: chain, Summary: "the same, waiting for each kernel to finish before the next launch"},
 			{Name: graph, Library: true, Kernels: chain, Summary: "the N launches captured once into a CUDA graph, replayed with one cuGraphLaunch"},
+			{Name: fused, Summary: "the whole chain in one launch: each thread takes its element through the N links in a register"},
 		},
 		Setup: setupChain,
 		Memory: func(s lessons.Size) lessons.Memory {
@@ -143,8 +167,15 @@ func (c *ccase) launches(k gpu.Kernel, block int, a, b float32) []gpu.Op {
 }
 
 // Ops launches the chain one link at a time, with a Sync after each, or as
-// one graph. k is a learner's link when one is judged, else chain_step.
+// one graph, each link k (a learner's link judged like one of these ways)
+// or else chain_step; or as one kernel, k, that applies every link
+// (chain_fused, or a learner's), writing where the last link would.
 func (c *ccase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
+	if impl.Name == fused {
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, block)), Block: gpu.Dim(block),
+			Args: []gpu.Arg{gpu.Ptr(c.in), gpu.Ptr(c.buf[(c.links-1)%2]), gpu.Int32(int32(c.n)), gpu.Int32(int32(c.links)),
+				gpu.Float32(chainA), gpu.Float32(chainB)}}}, nil
+	}
 	if k.Name == "" {
 		var err error
 		if k, err = c.env.FileKernel(kernelFile, "chain_step"); err != nil {

@@ -22,7 +22,8 @@ const rounds = 20
 type figure struct {
 	what    string
 	samples []time.Duration
-	extra   int64 // device memory held, for allocation figures
+	extra   int64        // device memory held, for allocation figures
+	dims    lessons.Size // the chain's size {N, n}, for chain figures
 }
 
 // record turns f into a Result of step, times per unit (a launch, a step),
@@ -30,7 +31,7 @@ type figure struct {
 // percentiles.
 func (f figure) record(env *lessons.Env, l *lessons.Lesson, step, size string) lessons.Result {
 	st := gpu.Summarize(f.samples)
-	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: size,
+	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: f.what, Size: size, Dims: f.dims,
 		MedianMs: ms(st.Median), MinMs: ms(st.P10), MaxMs: ms(st.P90), Reps: st.N, ExtraMem: f.extra}
 	return env.Record(r)
 }
@@ -126,6 +127,174 @@ func launchCost(env *lessons.Env, l *lessons.Lesson, step string) error {
 	return nil
 }
 
+// hostChains are the chains the host-clock step times: the sweep's.
+var hostChains = []int{1, 3, 10, 30, 100, 300, 1000}
+
+// The host-clock step's figures at each N: the chain launched one by one,
+// timed by the GPU's events around it, by the host while it enqueues, and
+// by the host until a synchronisation after it returns; replayed from a
+// graph until the synchronisation returns; and what building the graph
+// took the host.
+const (
+	launchedEvents  = "launched, between the GPU's events"
+	launchedEnqueue = "launched, host: enqueue"
+	launchedEnd     = "launched, host: to the end"
+	graphEnd        = "graph, host: to the end"
+	graphBuild      = "graph, host: capture and instantiate"
+)
+
+// hostClock times chains of N chain_step kernels on the host's clock as
+// well as the GPU's: a program that waits for a chain sees the host's.
+func hostClock(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		k, err := env.FileKernel(kernelFile, "chain_step")
+		if err != nil {
+			return nil, err
+		}
+		var out []lessons.Result
+		for _, links := range hostChains {
+			rs, err := hostClockAt(env, l, step, k, links)
+			out = append(out, rs...)
+			if err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	})
+	if !ok {
+		return err
+	}
+	showHostClock(env, rs)
+	return nil
+}
+
+// hostClockAt measures the host-clock step's figures for a chain of links
+// kernels, each the median of interleaved rounds, per kernel but for the
+// graph's build, which is the whole graph's.
+func hostClockAt(env *lessons.Env, l *lessons.Lesson, step string, k gpu.Kernel, links int) ([]lessons.Result, error) {
+	cs, err := setupChain(env, lessons.Size{links, chainElems})
+	if err != nil {
+		return nil, err
+	}
+	c := cs.(*ccase)
+	defer c.Free()
+	launched := c.launches(k, 256, chainA, chainB)
+	g, err := env.Dev.Capture(launched...)
+	if err != nil {
+		return nil, err
+	}
+	c.graphs = append(c.graphs, g)
+	replay := []gpu.Op{gpu.GraphOp{Graph: g}}
+	// Both ways are checked to compute the chain before they are timed.
+	for _, ops := range [][]gpu.Op{launched, replay} {
+		if err := c.Poison(); err != nil {
+			return nil, err
+		}
+		if err := env.Dev.Run(ops...); err != nil {
+			return nil, err
+		}
+		if _, err := checkChain(env, c.buf, c.x, links, chainA, chainB); err != nil {
+			return nil, err
+		}
+	}
+	// The host's clock runs from the first launch until cuStreamSynchronize
+	// returns: the Sync is enqueued, and so timed, with the launches.
+	waited := append(slices.Clone(launched), gpu.Sync{})
+	replayed := append(slices.Clone(replay), gpu.Sync{})
+	size := lessons.Size{links, chainElems}
+	fs := []*figure{{what: launchedEvents}, {what: launchedEnqueue}, {what: launchedEnd}, {what: graphEnd}, {what: graphBuild}}
+	events, enqueue, end, gend, build := fs[0], fs[1], fs[2], fs[3], fs[4]
+	per := time.Duration(links)
+	for range rounds {
+		t, err := env.Dev.Bench(gpu.Bench{Name: "chain launched", Ops: [][]gpu.Op{launched}, HostWall: true, Reps: 5})
+		if err != nil {
+			return nil, err
+		}
+		events.samples = append(events.samples, t.Stats().Median/per)
+		enqueue.samples = append(enqueue.samples, t.HostStats().Median/per)
+		if t, err = env.Dev.Bench(gpu.Bench{Name: "chain launched and waited for", Ops: [][]gpu.Op{waited}, HostWall: true, Reps: 5}); err != nil {
+			return nil, err
+		}
+		end.samples = append(end.samples, t.HostStats().Median/per)
+		if t, err = env.Dev.Bench(gpu.Bench{Name: "graph replayed and waited for", Ops: [][]gpu.Op{replayed}, HostWall: true, Reps: 5}); err != nil {
+			return nil, err
+		}
+		gend.samples = append(gend.samples, t.HostStats().Median/per)
+		b, err := env.Dev.Capture(launched...)
+		if err != nil {
+			return nil, err
+		}
+		build.samples = append(build.samples, b.Built)
+		if err := env.Dev.FreeGraph(b); err != nil {
+			return nil, err
+		}
+	}
+	var out []lessons.Result
+	for _, f := range fs {
+		f.dims = size
+		out = append(out, f.record(env, l, step, fmt.Sprintf("N=%d, n=%d", links, chainElems)))
+	}
+	return out, nil
+}
+
+// showHostClock prints the host-clock step's results as two tables, one
+// row per chain: launched one by one, then replayed from a graph, with
+// how many replays pay back the graph's build.
+func showHostClock(env *lessons.Env, rs []lessons.Result) {
+	var order []string
+	by := map[string]map[string]lessons.Result{}
+	for _, r := range rs {
+		if by[r.Size] == nil {
+			by[r.Size] = map[string]lessons.Result{}
+			order = append(order, r.Size)
+		}
+		by[r.Size][r.Variant] = r
+	}
+	us := func(r lessons.Result, ok bool) string {
+		if !ok {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", 1000*r.MedianMs)
+	}
+	launched := &lessons.Table{Headers: []string{"chain", "GPU's events (µs a kernel)", "host: enqueue (µs a kernel)", "host: to the end (µs a kernel)"},
+		Right: []bool{false, true, true, true}}
+	graphs := &lessons.Table{Headers: []string{"chain", "host: to the end (µs a kernel)", "capture and instantiate (µs)", "replays to repay it"},
+		Right: []bool{false, true, true, true}}
+	for _, size := range order {
+		row := by[size]
+		cell := func(v string) string { r, ok := row[v]; return us(r, ok) }
+		launched.Rows = append(launched.Rows, []string{size, cell(launchedEvents), cell(launchedEnqueue), cell(launchedEnd)})
+		repay := "—"
+		if n, ok := repays(row); ok {
+			repay = fmt.Sprint(n)
+		}
+		graphs.Rows = append(graphs.Rows, []string{size, cell(graphEnd), cell(graphBuild), repay})
+	}
+	launched.Notes = []string{"Launched one by one. To the end: from the first launch until cuStreamSynchronize returns."}
+	graphs.Notes = []string{"Replayed from a graph, one cuGraphLaunch and a synchronisation. Replays to repay it: the build divided by what one replay saves the host against launching the chain one by one, both to the end.",
+		fmt.Sprintf("Medians of %d interleaved rounds; %s", rounds, env.About(rs))}
+	env.PrintTable(launched)
+	env.PrintTable(graphs)
+}
+
+// repays is how many replays of a graph save the host what capturing and
+// instantiating it cost: the build over what one replay saves against
+// launching the chain one by one, both waited for, rounded up. ok is false
+// where the figures are missing or a replay saves nothing.
+func repays(row map[string]lessons.Result) (n int, ok bool) {
+	end, ok1 := row[launchedEnd]
+	gend, ok2 := row[graphEnd]
+	build, ok3 := row[graphBuild]
+	if !ok1 || !ok2 || !ok3 || len(end.Dims) == 0 {
+		return 0, false
+	}
+	saved := float64(end.Dims[0]) * (end.MedianMs - gend.MedianMs)
+	if saved <= 0 {
+		return 0, false
+	}
+	return int(math.Ceil(build.MedianMs / saved)), true
+}
+
 // updateLinks is the chain the update step captures.
 const updateLinks = 100
 
@@ -189,52 +358,65 @@ func update(env *lessons.Env, l *lessons.Lesson, step string) error {
 	}
 	showFigures(env, rs, "time", false,
 		"The update changed every kernel's coefficients; the updated graph was checked to compute the new chain.",
-		"Capture and update times are the host's, in the process that owns the GPU; the replay's is the GPU's.")
+		"Capture and update times are the host's, in the process that owns the GPU; the replay's is the GPU's, between its events.")
 	return nil
 }
 
 // freedUnderGraph captures a chain, frees the buffer its first kernel reads,
 // allocates another of the same size, and replays the graph: cudarepl
 // refuses, where CUDA would run the kernels on whatever lives at the old
-// address now.
-func freedUnderGraph(env *lessons.Env, _ *lessons.Lesson, _ string) error {
+// address now. Without a GPU it shows what was recorded.
+func freedUnderGraph(env *lessons.Env, l *lessons.Lesson, step string) error {
+	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
+		what, err := replayFreed(env)
+		if err != nil {
+			return nil, err
+		}
+		return []lessons.Result{env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench",
+			Variant: "replay a graph whose input was freed", Size: "3 kernels", Dims: []int{3, chainElems}, Detail: what})}, nil
+	})
+	if !ok {
+		return err
+	}
+	for _, r := range rs {
+		fmt.Fprintf(env.Out, "%s\n", r.Detail)
+	}
+	fmt.Fprintf(env.Out, "(%s)\n", env.About(rs))
+	return nil
+}
+
+// replayFreed does what freedUnderGraph shows, and says what happened in
+// two lines: where x was and is, and the refusal.
+func replayFreed(env *lessons.Env) (string, error) {
 	cs, err := setupChain(env, lessons.Size{3, chainElems})
 	if err != nil {
-		return err
+		return "", err
 	}
 	c := cs.(*ccase)
 	defer c.Free()
 	k, err := env.FileKernel(kernelFile, "chain_step")
 	if err != nil {
-		return err
+		return "", err
 	}
 	g, err := env.Dev.Capture(c.launches(k, 256, chainA, chainB)...)
 	if err != nil {
-		return err
+		return "", err
 	}
 	c.graphs = append(c.graphs, g)
 	old := c.in
 	if err := env.Dev.Free(c.in); err != nil {
-		return err
+		return "", err
 	}
 	if c.in, err = env.Dev.Alloc(4 * int64(c.n)); err != nil {
 		c.in = 0
-		return err
+		return "", err
 	}
-	fmt.Fprintf(env.Out, "Captured 3 kernels reading x at %#x; freed x; allocated %d bytes again, at %#x.\n", uint64(old), 4*c.n, uint64(c.in))
 	err = env.Dev.Run(gpu.GraphOp{Graph: g})
 	if err == nil {
-		return errors.New("launch-and-graphs: the graph replayed on freed memory without an error")
+		return "", errors.New("launch-and-graphs: the graph replayed on freed memory without an error")
 	}
-	fmt.Fprintf(env.Out, "Replaying it: %v\n", err)
-	return nil
-}
-
-// freedUnderGraphReplay says what freedUnderGraph shows on a GPU.
-func freedUnderGraphReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
-	fmt.Fprintf(env.Out, "No GPU here: on one, this step captures a chain of 3 kernels, frees the buffer the first one reads, "+
-		"allocates another, and shows cudarepl refusing to replay the graph.\n")
-	return nil
+	return fmt.Sprintf("Captured 3 kernels reading x at %#x; freed x; allocated %d bytes again, at %#x.\nReplaying it: %v",
+		uint64(old), 4*c.n, uint64(c.in), err), nil
 }
 
 // The allocation step: a training step's temporaries, four of them.

@@ -23,14 +23,25 @@ var files embed.FS
 const elements = 1 << 26
 
 func init() {
-	var widths []lessons.Size
+	var widths, narrow []lessons.Size
 	for _, cols := range []int{128, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 1 << 18} {
 		widths = append(widths, lessons.Size{elements / cols, cols})
+		if cols <= 4096 {
+			narrow = append(narrow, lessons.Size{elements / cols, cols})
+		}
 	}
-	// The profile's rows: up to and past the widths v3 keeps in L1.
-	var profileWidths []lessons.Size
-	for _, cols := range []int{1024, 4096, 8192, 32768} {
+	// The profile's rows: up to and past the widths v3 keeps in L1, and the
+	// narrowest, where a block per row has least to do.
+	var profileWidths, readWidths []lessons.Size
+	for _, cols := range []int{128, 1024, 4096, 8192, 32768} {
 		profileWidths = append(profileWidths, lessons.Size{elements / cols, cols})
+	}
+	readWidths, narrowest := profileWidths[1:], profileWidths[:1]
+	// One change at a time: the narrowest width, one a block per row
+	// fills, and two past what v3 keeps in L1.
+	var changeWidths []lessons.Size
+	for _, cols := range []int{128, 2048, 8192, 32768} {
+		changeWidths = append(changeWidths, lessons.Size{elements / cols, cols})
 	}
 	var halfWidths []lessons.Size
 	for _, cols := range []int{1024, 4096, 16384, 32768} {
@@ -38,23 +49,41 @@ func init() {
 	}
 	half := halfProblem()
 	bandwidth := &lessons.Sweep{Title: "Softmax bandwidth, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
-		Sizes: widths, XDim: 1, ProfileSizes: profileWidths}
+		Impls: ladder, Sizes: widths, XDim: 1, ProfileSizes: profileWidths}
+	// v2 → v3 one change at a time, and v4 with v5's block: controls, each
+	// measured in a run of its own beside the versions it sits between.
+	oneChange := &lessons.Sweep{Title: "v2 to v3, one change at a time, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
+		Impls: []string{"softmax_v2", shfl, shflFastExp, "softmax_v3"}, Sizes: changeWidths, XDim: 1}
+	packedRows := &lessons.Sweep{Title: "Narrow rows: v4 with v5's block, 2²⁶ elements", XLabel: "columns (rows × columns = 2²⁶)",
+		Impls: []string{"softmax_v4", packed, "softmax_v5"}, Sizes: narrow, XDim: 1}
+	warps := []string{lessons.ColTime, lessons.ColSMBusy, lessons.ColInstructions, lessons.ColOccupancy, lessons.ColDRAMBusy, lessons.ColStalls}
 	lessons.Register(lessons.Def{
 		Number: 12, Slug: "softmax", Files: files, Kernels: "softmax.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
 			File: "softmax_exercise.cu", Kernel: "softmax_exercise", Like: "softmax_v2", Bench: lessons.Size{elements / 4096, 4096},
-			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's.",
+			Task: "Reduce the threads' maxima and sums across the block, through shared memory, so that every thread has the row's. " +
+				"Then run 'check --sanitize racecheck': a missing barrier can pass the checks. A barrier that only some threads reach hangs the kernel until the time limit stops it.",
 		},
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
 			{File: "solution.cu", Sanitize: "racecheck"},
+			{File: "solution.cu", Sanitize: "synccheck"},
+			{File: "solution_shuffle.cu"},
+			{File: "solution_shuffle.cu", Sanitize: "racecheck"},
+			{File: "no_barrier_after_max.cu", Sanitize: "racecheck", Want: "hazard on shared memory"},
+			// On the H100 it hangs, plainly and under synccheck: the time
+			// limit stops it.
+			{File: "barrier_in_branch.cu", Want: "ran past the"},
+			{File: "own_partial.cu", Want: "check: y["},
+			{File: "max_pads_zero.cu", Want: "not finite"},
+			// Mistakes in the lines the starter gives, which the Check step
+			// says its sizes catch.
 			{File: "no_max.cu", Want: "not finite"},
-			{File: "max_from_zero.cu", Want: "not finite"},
 			{File: "skips_tail.cu", Want: "check: y["},
 		},
 		Actions: map[string]lessons.Action{
 			"One thread per row":      &lessons.ShowKernel{Names: []string{"softmax_v1"}},
-			"Why subtract the max":    &lessons.Run{F: stability, Replay: stabilityReplay, Kernel: "softmax_unsafe", Block: 256, Size: lessons.Size{4, 1000}},
+			"Why subtract the max":    &lessons.Run{F: stability, Replay: stabilityReplay, Kernel: "softmax_unsafe", Block: 256, Size: lessons.Size{rowKinds, 1000}},
 			"A block per row":         &lessons.ShowKernel{Names: []string{"softmax_v2"}},
 			"Warp shuffles":           &lessons.ShowKernel{Names: []string{"softmax_v3"}},
 			"Online softmax":          &lessons.ShowKernel{Names: []string{"softmax_v4"}},
@@ -62,9 +91,13 @@ func init() {
 			"Rows wider than a block": &lessons.ShowKernel{Names: []string{"softmax_v6"}},
 			"Check":                   &lessons.CheckStep{},
 			"Bandwidth":               bandwidth,
-			"Where the reads come from": &lessons.ProfileStep{Of: bandwidth, Impls: []string{"softmax_v3", "softmax_v4", "softmax_v5"},
+			"One change at a time":    measureOwn(oneChange),
+			"Narrow rows":             measureOwn(packedRows),
+			"Narrow rows, counted": &lessons.ProfileStep{Of: bandwidth, Sizes: narrowest,
+				Impls: []string{"softmax_v2", "softmax_v3", "softmax_v4", "softmax_v5", cudnnName}, Columns: warps},
+			"Where the reads come from": &lessons.ProfileStep{Of: bandwidth, Sizes: readWidths, Impls: []string{"softmax_v3", "softmax_v4", "softmax_v5"},
 				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColL1, lessons.ColL2}},
-			"cuDNN at wide rows": &lessons.ProfileStep{Of: bandwidth, Impls: []string{"softmax_v5", cudnnName},
+			"cuDNN at wide rows": &lessons.ProfileStep{Of: bandwidth, Sizes: readWidths, Impls: []string{"softmax_v5", cudnnName},
 				Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColDRAMBusy, lessons.ColStalls}},
 			"Half the bytes": &lessons.ShowKernel{Names: []string{"softmax_h"}},
 			"fp16 check":     &lessons.CheckStep{Problem: half},
@@ -75,28 +108,46 @@ func init() {
 	})
 }
 
-// The versions' limits, and the library's name as an impl.
+// measureOwn is a step that measures sw, a sweep of controls, and shows
+// what it measured: on a GPU, a run of its own; without one, what was
+// recorded for the step, or that nothing was.
+func measureOwn(sw *lessons.Sweep) *lessons.Run {
+	return &lessons.Run{Name: "measure", F: func(env *lessons.Env, l *lessons.Lesson, step string) error { return sw.Do(env, l, step) }}
+}
+
+// The versions' limits, the controls' names, and the library's name as an
+// impl.
 const (
-	v5MaxCols = 32 * 1024     // 32 floats in registers for each of up to 1024 threads
-	v6MinCols = 16 * 1024     // narrower rows fill the GPU with a block each
-	v6MaxCols = 8 * v5MaxCols // 8 blocks of the cluster, each v5's most
-	cudnnName = "cuDNN"
-	cudnnHalf = "cuDNN fp16"
+	v5MaxCols   = 32 * 1024     // 32 floats in registers for each of up to 1024 threads
+	v6MinCols   = 16 * 1024     // narrower rows fill the GPU with a block each
+	v6MaxCols   = 8 * v5MaxCols // 8 blocks of the cluster, each v5's most
+	shfl        = "softmax_v2_shfl"
+	shflFastExp = "softmax_v2_shfl_fastexp"
+	packed      = "softmax_v4_packed"
+	cudnnName   = "cuDNN"
+	cudnnHalf   = "cuDNN fp16"
 )
+
+// ladder is what the Bandwidth step measures: the versions and cuDNN,
+// without the controls that other steps measure beside them.
+var ladder = []string{"softmax_v1", "softmax_v2", "softmax_v3", "softmax_v4", "softmax_v5", "softmax_v6", cudnnName}
+
+// fitsRegisters refuses rows wider than v5 holds in registers, for v5 and
+// the kernels launched as it is.
+func fitsRegisters(s lessons.Size) error {
+	if s[1] > v5MaxCols {
+		return fmt.Errorf("holds at most %d columns in registers", v5MaxCols)
+	}
+	return nil
+}
 
 func problem() *lessons.Problem {
 	impls := lessons.LadderImpls("softmax.cu")
 	for i := range impls {
 		switch impls[i].Name {
 		case "softmax_v5":
-			impls[i].Requires = func(s lessons.Size) error {
-				if s[1] > v5MaxCols {
-					return fmt.Errorf("holds at most %d columns in registers", v5MaxCols)
-				}
-				return nil
-			}
+			impls[i].Requires = fitsRegisters
 		case "softmax_v6":
-			impls[i].Arch = "sm_90a"
 			impls[i].Requires = func(s lessons.Size) error {
 				if s[1] < v6MinCols || s[1] > v6MaxCols {
 					return fmt.Errorf("a cluster per row is for %d to %d columns", v6MinCols, v6MaxCols)
@@ -105,7 +156,11 @@ func problem() *lessons.Problem {
 			}
 		}
 	}
-	impls = append(impls, lessons.Impl{Name: cudnnName, Summary: "cudnnSoftmaxForward, accurate mode (the row's max subtracted)", Library: true})
+	impls = append(impls,
+		lessons.Impl{Name: shfl, Summary: "v2 with its reductions by warp shuffles; expf and the division kept"},
+		lessons.Impl{Name: shflFastExp, Summary: "v2 with warp shuffles and __expf; the division kept (v3 multiplies by 1/d)"},
+		lessons.Impl{Name: packed, Summary: "v4's two reads in v5's block: a row's threads and several rows a block", Requires: fitsRegisters},
+		lessons.Impl{Name: cudnnName, Summary: "cudnnSoftmaxForward, accurate mode (the row's max subtracted)", Library: true})
 	return &lessons.Problem{
 		Name: "softmax", DType: "float32", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {4, 3}, {8, 255}, {8, 257}, {12, 1000}, {8, 4099}, {64, 2048}, {8, 20000}, {4, 70000}},
@@ -123,12 +178,7 @@ func halfProblem() *lessons.Problem {
 		Name: "softmax, fp16", DType: "float16", Unit: "GB/s", Peak: gpu.PeakDRAM, Ceiling: lessons.CeilingCopy,
 		CheckSizes: []lessons.Size{{1, 1}, {4, 3}, {8, 257}, {12, 1000}, {8, 4096}, {4, 30000}},
 		Impls: []lessons.Impl{
-			{Name: "softmax_h", Summary: "v5 on fp16: 16-byte loads of 8 halves, the arithmetic in fp32", Requires: func(s lessons.Size) error {
-				if s[1] > v5MaxCols {
-					return fmt.Errorf("holds at most %d columns in registers", v5MaxCols)
-				}
-				return nil
-			}},
+			{Name: "softmax_h", Summary: "v5 on fp16: 16-byte loads of 8 halves, the arithmetic in fp32", Requires: fitsRegisters},
 			{Name: cudnnHalf, Summary: "cudnnSoftmaxForward on fp16, accurate mode", Library: true},
 		},
 		Setup:     func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setup(env, s, gpu.FP16) },
@@ -309,10 +359,14 @@ func (c *scase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 		return []gpu.Op{cudnnx.Softmax{Rows: c.rows, Cols: c.cols, Type: c.typ, X: c.dx, Y: c.dy}}, nil
 	case "softmax_v1":
 		launch.Grid = gpu.Dim(gpu.Blocks(c.rows, block)) // a thread per row
-	case "softmax_v5", "softmax_h":
+	case "softmax_v5", "softmax_h", packed:
 		tx, ty := kernels.SoftmaxBlock(c.cols)
 		launch.Grid, launch.Block = gpu.Dim(gpu.Blocks(c.rows, ty)), gpu.Dim(tx, ty)
 	case "softmax_v6":
+		if info := c.env.Dev.Info(); info.Major < 9 {
+			// Compiled for an older GPU, v6's body is empty (softmax.cu).
+			return nil, fmt.Errorf("softmax_v6 needs thread-block clusters, compute capability 9.0 or newer; this GPU is %d.%d", info.Major, info.Minor)
+		}
 		launch.Grid, launch.Block = gpu.Dim(8*c.rows), gpu.Dim(v6Block(c.cols))
 	}
 	return []gpu.Op{launch}, nil

@@ -2,6 +2,7 @@ package softmax
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,5 +104,28 @@ func TestMemory(t *testing.T) {
 	m := memory(lessons.Size{elements / 1024, 1024}, 4)
 	if want := int64(8*elements + 4*guardElems); m.Device != want {
 		t.Errorf("device memory = %d, want %d", m.Device, want)
+	}
+}
+
+// TestControls: the kernels that split v2 → v3 and v4 → v5 one change at
+// a time are impls of the problem, checked with the versions, but stay out
+// of the Bandwidth step's ladder.
+func TestControls(t *testing.T) {
+	names := map[string]bool{}
+	for _, im := range problem().Impls {
+		names[im.Name] = true
+	}
+	for _, n := range ladder {
+		if !names[n] {
+			t.Errorf("the Bandwidth step measures %s, which the problem does not have", n)
+		}
+	}
+	for _, n := range []string{shfl, shflFastExp, packed} {
+		if !names[n] {
+			t.Errorf("control %s is not an impl of the problem", n)
+		}
+		if slices.Contains(ladder, n) {
+			t.Errorf("control %s is in the Bandwidth step's ladder", n)
+		}
 	}
 }

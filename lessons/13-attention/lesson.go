@@ -1,7 +1,8 @@
 // Package attention is lesson 13: scaled dot-product attention as a chain
 // of launches (two cuBLAS products around a scale, a mask and lesson 12's
-// softmax), where the time goes, and the S×S memory that grows until the
-// GPU runs out.
+// softmax), where the time goes, the S×S memory that grows until the GPU
+// runs out, and, as the exercise, the scale and the mask folded into the
+// softmax.
 package attention
 
 import (
@@ -14,7 +15,7 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md results
+//go:embed lesson.md exercise.cu results testdata
 var files embed.FS
 
 // The impls: the chain as a framework runs it, and with the scale folded
@@ -35,12 +36,28 @@ func init() {
 	}
 	lessons.Register(lessons.Def{
 		Number: 13, Slug: "attention", Files: files, Kernels: "attention.cu", Problem: problem(),
+		Exercise: &lessons.Exercise{
+			File: "masked_softmax_exercise.cu", Kernel: "masked_softmax_exercise", Like: maskedName, Bench: maskedBench,
+			Task: "Fold the scale and the causal mask into the softmax: scale each score before its exponential, " +
+				"leave the keys after the query out of the max and the sum, and write every probability, 0 for those keys.",
+		},
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "solution.cu", Sanitize: "racecheck"},
+			{File: "mask_zero.cu", Want: "causal: check: y["},
+			{File: "mask_diagonal.cu", Want: "check: y[0,0] = 0, want 1 ("},
+			{File: "scale_after_exp.cu", Want: "keys: check: y["},
+			{File: "mask_unwritten.cu", Want: "not finite"},
+		},
 		Actions: map[string]lessons.Action{
 			"Between the products": &lessons.ShowKernel{Names: []string{"scale_h", "causal_mask_h"}},
-			"Check":                &lessons.CheckStep{},
+			"Check":                &lessons.CheckStep{More: []*lessons.Problem{maskedProblem()}},
 			"Where the time goes":  &lessons.Run{Name: "measure", F: breakdown},
+			// Memory is what each run held, Q, K and V included: what
+			// the table's memory column prints, so the figure agrees.
 			"Memory grows as S²": &lessons.Sweep{Title: "Attention as a chain, fp16", XLabel: "sequence length S (B=4, H=16, d=64)",
-				Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V"},
+				Sizes: sizes, XDim: 2, Memory: true},
+			"Exercise": &lessons.ExerciseStep{},
 		},
 	})
 }

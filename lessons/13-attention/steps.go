@@ -44,6 +44,10 @@ func breakdown(env *lessons.Env, l *lessons.Lesson, step string) error {
 	t, fig := breakdownTable(rs)
 	t.Notes = append(t.Notes, env.About(rs))
 	env.PrintTable(t)
+	if tt, ok := trafficTable(rs); ok {
+		tt.Notes = append(tt.Notes, env.About(rs))
+		env.PrintTable(tt)
+	}
 	fig.Subtitle = lessons.ResultSet{Results: rs}.Source()
 	return env.Figure(l, step, fig)
 }
@@ -158,6 +162,55 @@ func breakdownTable(rs []lessons.Result) (*lessons.Table, plots.Bars) {
 		row = append(row, fmt.Sprintf("%.3f", sum), fmt.Sprintf("%.3f", g.whole), fmt.Sprintf("%.0f%% of the time", 100*between/sum))
 		t.Rows = append(t.Rows, row)
 	}
-	t.Notes = []string{"S×S passes: the launches between the two products, each a full read and write of the scores"}
+	t.Notes = []string{"S×S passes: the share of the time spent between the two products, where scale_h and softmax_h read and write every score, and causal_mask_h writes the half above the diagonal"}
 	return t, fig
+}
+
+// traffic is what one launch of the chain must move and compute at shape
+// a: the S×S scores or probabilities it reads and writes, Q, K, V and O
+// where it touches them, and for a product its floating-point operations,
+// all S² scores' whether causal or not (cuBLAS knows no mask).
+func traffic(part string, a attn.Shape) (read, write, flop float64, ok bool) {
+	heads, s, d := float64(a.Heads()), float64(a.S), float64(a.D)
+	scores, qkvo := 2*heads*s*s, 2*heads*s*d // fp16: the S×S scores or probabilities, and one of Q, K, V and O
+	switch part {
+	case "Q·Kᵀ (cuBLAS)", "Q·Kᵀ, scaled (cuBLAS)":
+		return 2 * qkvo, scores, 2 * heads * s * s * d, true
+	case "scale_h", "softmax_h":
+		return scores, scores, 0, true
+	case "causal_mask_h":
+		return 0, heads * s * (s - 1), 0, true // (S − 1)·S/2 halves a head
+	case "P·V (cuBLAS)":
+		return scores + qkvo, qkvo, 2 * heads * s * s * d, true
+	}
+	return 0, 0, 0, false
+}
+
+// trafficTable lists each launch of the causal chain, which runs them all,
+// with the bytes it must move, its time and the rate that makes, and for
+// the products their TFLOP/s; ok is false where rs holds no causal chain.
+func trafficTable(rs []lessons.Result) (*lessons.Table, bool) {
+	const gib = 1 << 30
+	t := &lessons.Table{Headers: []string{fmt.Sprintf("%s, causal, S = %d", chain, breakdownS), "reads (GiB)", "writes (GiB)", "time (ms)", "GB/s", "TFLOP/s"},
+		Right: []bool{false, true, true, true, true, true}}
+	for _, r := range rs {
+		impl, part, found := strings.Cut(r.Variant, ": ")
+		a := attn.Of(r.Dims)
+		if !found || impl != chain || !a.Causal || r.MedianMs <= 0 {
+			continue
+		}
+		read, write, flop, ok := traffic(part, a)
+		if !ok {
+			continue
+		}
+		sec := r.MedianMs / 1e3
+		tflops := "—"
+		if flop > 0 {
+			tflops = fmt.Sprintf("%.0f", flop/sec/1e12)
+		}
+		t.Rows = append(t.Rows, []string{part, fmt.Sprintf("%.2f", read/gib), fmt.Sprintf("%.2f", write/gib),
+			fmt.Sprintf("%.3f", r.MedianMs), fmt.Sprintf("%.0f", (read+write)/sec/1e9), tflops})
+	}
+	t.Notes = []string{"reads and writes: the least each launch must move, the S×S matrices at 2 bytes a score; TFLOP/s: 2·S²·d a head for each product, over all S² scores"}
+	return t, len(t.Rows) > 0
 }

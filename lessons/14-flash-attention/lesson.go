@@ -6,9 +6,12 @@ package flashattention
 import (
 	"embed"
 	"errors"
+	"slices"
+	"strings"
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
+	"cudarepl/kernels"
 	"cudarepl/lessons"
 	"cudarepl/lessons/attn"
 	"cudarepl/numeric"
@@ -32,7 +35,25 @@ const (
 	errNotCausalV1         = "v1 is the plain idea: not causal"
 	errHeadDim             = "d must be 64 or 128"
 	errV1HeadDim           = "v1 holds a query's row and its output in registers: d ≤ 64"
+	errStepHeadDim         = "the steps from v1 to v2 are written for d = 64"
+	kernelFile             = "flash_attention.cu"
 )
+
+// v2Steps are the kernels between v1 and v2, each changing one thing of
+// the one before it; v2 changes one more.
+var v2Steps = []string{"flash_v2a_mma", "flash_v2b_ldmatrix", "flash_v2c_async", "flash_v2d_two_tiles"}
+
+// v2Shapes are the kernels of flash_v2_tile's family at d = 64: the tiles
+// of 16 queries each of their 4 warps takes, and the stages of K and V
+// they keep in shared memory. At d = 128 flash_v2's twin runs, one tile a
+// warp, two stages.
+var v2Shapes = map[string]struct{ tiles, stages int }{
+	"flash_v2a_mma": {1, 1}, "flash_v2b_ldmatrix": {1, 1}, "flash_v2c_async": {1, 2}, "flash_v2d_two_tiles": {2, 2}, "flash_v2": {2, 2},
+}
+
+// compared are the versions and baselines the sweeps over S time: the
+// lesson's three versions, cuDNN and lesson 13's chain.
+var compared = []string{"flash_v1", "flash_v2", "flash_v3", cudnnName, chainName}
 
 func init() {
 	var sizes []lessons.Size
@@ -47,13 +68,21 @@ func init() {
 	// The sweep against cuDNN, profiled at S = 4096: the profile step
 	// shows its counters.
 	against := &lessons.Sweep{Title: "Attention forward, fp16, non-causal", XLabel: "sequence length S (B=4, H=16, d=64)",
-		Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V",
+		Impls: compared, Sizes: sizes, XDim: 2, Memory: true, Extra: true, ExtraLabel: "beyond Q, K and V",
 		ProfileSizes: []lessons.Size{{benchB, benchH, 4096, benchD}}}
+	// The steps from v1 to v2 at one size, in interleaved rounds, each as
+	// a share of cuDNN's speed. Its step runs it as a measurement: replay
+	// shows what was recorded for it, or says that nothing was.
+	steps := &lessons.Sweep{Title: "Attention forward, fp16, from v1 to v2", XLabel: "sequence length S (B=4, H=16, d=64)",
+		Impls: slices.Concat([]string{"flash_v1"}, v2Steps, []string{"flash_v2", cudnnName}),
+		Sizes: []lessons.Size{{benchB, benchH, 4096, benchD}}, XDim: 2, Ladder: true}
 	lessons.Register(lessons.Def{
-		Number: 14, Slug: "flash-attention", Files: files, Kernels: "flash_attention.cu", Problem: problem(),
+		Number: 14, Slug: "flash-attention", Files: files, Kernels: kernelFile, Problem: problem(),
 		Exercise: &lessons.Exercise{
 			File: "flash_exercise.cu", Kernel: "flash_exercise", Like: "flash_v1",
-			Task: "Write the online-softmax update for each key (the new max, the rescaled running sum and output) and the final division.",
+			Task: "Write the online-softmax update for each key (the new max, the rescaled running sum and output) and the final division. " +
+				"Then write it again in flash_exercise_causal, for queries whose keys so far were all masked, and judge that with " +
+				"'check FILE --variant flash_exercise_causal --like flash_v1_causal'.",
 		},
 		Planted: []lessons.Planted{
 			{File: "solution.cu"},
@@ -63,32 +92,37 @@ func init() {
 			{File: "no_division.cu", Want: "check: O["},
 			{File: "max_from_zero.cu", Want: "not finite"},
 			{File: "tail_unmasked.cu", Want: "check: O["},
+			{File: "exp_old_max.cu", Want: "not finite"},
+			{File: "corr_after_update.cu", Want: "check: O["},
+			{File: "solution_causal.cu", Like: "flash_v1_causal"},
+			{File: "masked_rows_nan.cu", Like: "flash_v1_causal", Want: "not finite"},
 		},
 		Actions: map[string]lessons.Action{
-			"A thread per query": &lessons.ShowKernel{Names: []string{"flash_v1"}},
-			"Tensor cores":       &lessons.ShowKernel{Names: []string{"flash_v2"}},
-			"Hopper":             &lessons.ShowKernel{Names: []string{"flash_v3"}},
-			"Check":              &lessons.CheckStep{},
-			"Against cuDNN":      against,
+			"A thread per query":   &lessons.ShowKernel{Names: []string{"flash_v1"}},
+			"Tensor cores":         &lessons.ShowKernel{Names: []string{"flash_v2"}},
+			"One change at a time": &lessons.Run{Name: "measure", F: steps.Do},
+			"Hopper":               &lessons.ShowKernel{Names: []string{"flash_v3"}},
+			"Check":                &lessons.CheckStep{},
+			"Against cuDNN":        against,
 			"Counted by the profiler": &lessons.ProfileStep{Of: against, Impls: []string{"flash_v2", "flash_v3", cudnnName},
 				Columns: []string{lessons.ColTime, lessons.ColPredicted, lessons.ColInstructions, lessons.ColTensor,
 					lessons.ColOccupancy, lessons.ColLimiter, lessons.ColStalls}},
 			"Head dimension 128": &lessons.Sweep{Title: "Attention forward, fp16, d = 128", XLabel: "sequence length S (B=4, H=16, d=128)",
-				Sizes: wide, XDim: 2},
+				Impls: compared, Sizes: wide, XDim: 2},
 			"Causal": &lessons.Sweep{Title: "Causal attention forward, fp16", XLabel: "sequence length S (B=4, H=16, d=64, causal)",
-				Sizes: causal, XDim: 2},
+				Impls: compared, Sizes: causal, XDim: 2},
 			"Exercise": &lessons.ExerciseStep{},
 		},
 	})
 }
 
 func problem() *lessons.Problem {
-	impls := lessons.LadderImpls("flash_attention.cu")
-	for i := range impls {
-		switch impls[i].Name {
+	var impls []lessons.Impl
+	for _, im := range lessons.LadderImpls(kernelFile) {
+		switch im.Name {
 		case "flash_v1":
-			impls[i].Block = v1Block
-			impls[i].Requires = func(s lessons.Size) error {
+			im.Block = v1Block
+			im.Requires = func(s lessons.Size) error {
 				a := attn.Of(s)
 				switch {
 				case a.Causal:
@@ -98,15 +132,34 @@ func problem() *lessons.Problem {
 				}
 				return nil
 			}
+			// v1 made causal, the exercise's second part, judged like it;
+			// then the steps from v1 to v2.
+			impls = append(impls, im, lessons.Impl{Name: "flash_v1_causal", Summary: summary("flash_v1_causal"), Block: 2 * v1Block,
+				Requires: func(s lessons.Size) error {
+					if attn.Of(s).D > v1MaxD {
+						return errors.New(errV1HeadDim)
+					}
+					return nil
+				}})
+			for _, name := range v2Steps {
+				impls = append(impls, lessons.Impl{Name: name, Summary: summary(name), Block: v2Threads, Requires: func(s lessons.Size) error {
+					if attn.Of(s).D != 64 {
+						return errors.New(errStepHeadDim)
+					}
+					return nil
+				}})
+			}
+			continue
 		case "flash_v2":
-			impls[i].Block = v2Threads
-			impls[i].Requires = headDim
-			impls[i].Summary += " (at d = 128 its twin flash_v2_d128 runs: a kernel of its own, for the registers)"
+			im.Block = v2Threads
+			im.Requires = headDim
+			im.Summary += " (at d = 128 its twin flash_v2_d128 runs: a kernel of its own, for the registers)"
 		case "flash_v3":
-			impls[i].Block, impls[i].Arch = v3Threads, "sm_90a"
-			impls[i].Requires = headDim
-			impls[i].Summary += " (at d = 128 its twin flash_v3_d128 runs)"
+			im.Block, im.Arch = v3Threads, "sm_90a"
+			im.Requires = headDim
+			im.Summary += " (at d = 128 its twin flash_v3_d128 runs)"
 		}
+		impls = append(impls, im)
 	}
 	impls = append(impls, lessons.Impl{Name: cudnnName, Library: true,
 		Summary:  "cuDNN's scaled dot-product attention operation (9.13 and newer), one fused kernel chosen by its heuristics; causal, the same attention as a graph of operations with the mask in it, which cuDNN fuses the same way",
@@ -127,6 +180,29 @@ func problem() *lessons.Problem {
 		Bytes:     attn.Bytes,
 		SizeLabel: attn.Label,
 	}
+}
+
+// summary is the comment above kernel name in the lesson's file, in one
+// line: what a kernel outside the ladder of // vN: lines does. It panics
+// where the file has no such kernel, which any test of the lesson catches.
+func summary(name string) string {
+	src, err := kernels.Source(kernelFile)
+	if err != nil {
+		panic(err)
+	}
+	fn, err := kernels.Function(src, name)
+	if err != nil {
+		panic(err)
+	}
+	var words []string
+	for _, line := range strings.Split(fn, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "//") {
+			break
+		}
+		words = append(words, strings.TrimSpace(strings.TrimPrefix(line, "//")))
+	}
+	return strings.Join(words, " ")
 }
 
 func headDim(s lessons.Size) error {
@@ -167,12 +243,16 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	return &fcase{env: env, a: a, buf: buf, tol: flashTol}, nil
 }
 
-// Ops launches impl: v1 (and kernels judged like it) on fp32 copies of the
-// inputs, the rest on fp16.
+// Ops launches impl: v1 and v1 made causal (and kernels judged like
+// them) on fp32 copies of the inputs, the rest on fp16.
 func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error) {
 	a := c.a
+	causal := int32(0)
+	if a.Causal {
+		causal = 1
+	}
 	switch impl.Name {
-	case "flash_v1":
+	case "flash_v1", "flash_v1_causal":
 		q, kk, v, err := c.buf.Float32Inputs()
 		if err != nil {
 			return nil, err
@@ -182,32 +262,31 @@ func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, error
 			return nil, err
 		}
 		c.tol = numeric.TolFP32Sum(a.S)
-		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, block), a.Heads()), Block: gpu.Dim(block),
-			Args: []gpu.Arg{gpu.Ptr(q), gpu.Ptr(kk), gpu.Ptr(v), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale()))}}}, nil
+		args := []gpu.Arg{gpu.Ptr(q), gpu.Ptr(kk), gpu.Ptr(v), gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale()))}
+		if impl.Name == "flash_v1_causal" {
+			args = append(args, gpu.Int32(causal))
+		}
+		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, block), a.Heads()), Block: gpu.Dim(block), Args: args}}, nil
 	}
 	o, err := c.buf.O(gpu.FP16)
 	if err != nil {
 		return nil, err
 	}
 	c.tol = flashTol
-	causal := int32(0)
-	if a.Causal {
-		causal = 1
-	}
 	tail := []gpu.Arg{gpu.Ptr(o), gpu.Int32(int32(a.S)), gpu.Int32(int32(a.D)), gpu.Float32(float32(a.Scale())), gpu.Int32(causal)}
-	switch impl.Name {
-	case "flash_v2":
-		// d = 64: 4 warps of 32 queries; d = 128: of 16 (see the kernels).
-		rows := 64
-		if a.D == 64 {
-			rows = 128
+	if shape, ok := v2Shapes[impl.Name]; ok {
+		if impl.Name == "flash_v2" && a.D == 128 {
+			if k, err = c.twin(k, "flash_v2_d128"); err != nil {
+				return nil, err
+			}
+			shape.tiles = 1 // 4 warps of 16 queries, for the registers (see the kernels)
 		}
-		if k, err = c.twin(k, "flash_v2_d128"); err != nil {
-			return nil, err
-		}
+		rows := 4 * 16 * shape.tiles
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(a.S, rows), a.Heads()), Block: gpu.Dim(v2Threads),
-			Shared: (rows + 4*v2Keys) * (a.D + v2RowPad) * 2, // Q, and two stages of K and V
+			Shared: (rows + 2*shape.stages*v2Keys) * (a.D + v2RowPad) * 2, // Q, and the stages of K and V
 			Args:   append([]gpu.Arg{gpu.Ptr(c.buf.Q), gpu.Ptr(c.buf.K), gpu.Ptr(c.buf.V)}, tail...)}}, nil
+	}
+	switch impl.Name {
 	case "flash_v3":
 		if k, err = c.twin(k, "flash_v3_d128"); err != nil {
 			return nil, err
@@ -254,7 +333,7 @@ func (c *fcase) twin(k gpu.Kernel, name string) (gpu.Kernel, error) {
 	if c.a.D != 128 {
 		return k, nil
 	}
-	return c.env.FileKernel("flash_attention.cu", name)
+	return c.env.FileKernel(kernelFile, name)
 }
 
 func (c *fcase) Poison() error { return c.buf.Poison() }

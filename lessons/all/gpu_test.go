@@ -56,7 +56,7 @@ func TestGPUPlantedKernels(t *testing.T) {
 					t.Errorf("%s: %v\n%s", name, err, out)
 					continue
 				}
-				t.Logf("%s: as planted", name)
+				t.Logf("%s: as planted: %s", name, lastLine(out.String()))
 			}
 		})
 	}
@@ -112,4 +112,10 @@ func tail(s string) string {
 		return "…" + s[i:]
 	}
 	return s
+}
+
+// lastLine is the last non-empty line of s: a judged kernel's verdict.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }

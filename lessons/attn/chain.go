@@ -85,7 +85,9 @@ func (c *Chain) Steps(scaleInAlpha bool) ([]ChainLaunch, error) {
 				Args: []gpu.Arg{gpu.Ptr(c.scores), gpu.Int64(n), gpu.Float32(float32(c.a.Scale()))}}})
 	}
 	if c.a.Causal {
-		out = append(out, ChainLaunch{"causal_mask_h", gpu.Launch{Kernel: c.mask, Grid: gpu.Dim(min(rows, waves)), Block: gpu.Dim(256),
+		// A warp a row: 8 rows to a block of 256, as many blocks as the
+		// rows need up to two waves, the warps striding over the rest.
+		out = append(out, ChainLaunch{"causal_mask_h", gpu.Launch{Kernel: c.mask, Grid: gpu.Dim(min(gpu.Blocks(rows, 256/32), waves)), Block: gpu.Dim(256),
 			Args: []gpu.Arg{gpu.Ptr(c.scores), gpu.Int32(int32(s)), gpu.Int64(int64(rows))}}})
 	}
 	out = append(out,

@@ -1,5 +1,6 @@
-// Correct, so it passes the check, but unpadded: reading a column of the
-// tile hits one bank 32 times. The benchmark shows what that costs.
+// A planted mistake: the tile staged without padding. Every value is
+// right, but reading a column of the tile hits one bank 32 times, as
+// transpose_v2 does, so it is too slow to pass.
 #define TILE 32
 #define TILE_ROWS 8
 

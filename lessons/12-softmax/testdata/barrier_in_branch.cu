@@ -1,17 +1,19 @@
-// A planted mistake: the running max starts at 0, not −∞, so a row of values below −104 has every exp(x − 0) underflow to 0, and 0/0 is NaN.
+// A planted mistake: the tree's barriers are inside if (t < half), so only some threads reach them, which is undefined; synccheck reports the divergent barrier.
 extern "C" __global__ void softmax_exercise(const float* x, float* y, int rows, int cols) {
     __shared__ float s[256];
     const float* xr = x + (long long)blockIdx.x * cols;
     float* yr = y + (long long)blockIdx.x * cols;
     int t = threadIdx.x;
 
-    float m = 0.0f;
+    float m = __int_as_float(0xff800000);
     for (int c = t; c < cols; c += blockDim.x) m = fmaxf(m, xr[c]);
     s[t] = m;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if (t < half) s[t] = fmaxf(s[t], s[t + half]);
-        __syncthreads();
+        if (t < half) {
+            s[t] = fmaxf(s[t], s[t + half]);
+            __syncthreads();
+        }
     }
     m = s[0];
     __syncthreads();
@@ -21,8 +23,10 @@ extern "C" __global__ void softmax_exercise(const float* x, float* y, int rows, 
     s[t] = d;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half /= 2) {
-        if (t < half) s[t] += s[t + half];
-        __syncthreads();
+        if (t < half) {
+            s[t] += s[t + half];
+            __syncthreads();
+        }
     }
     d = s[0];
 

@@ -1,5 +1,0 @@
-// A planted mistake: a and b swapped, so each link computes b·x + a.
-extern "C" __global__ void chain_exercise(const float* x, float* y, int n, float a, float b) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = b * x[i] + a;
-}

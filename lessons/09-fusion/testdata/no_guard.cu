@@ -1,5 +1,0 @@
-// A mistake: no bounds check, so the last block writes past the end of y.
-extern "C" __global__ void fusion_exercise(const float* a, const float* b, const float* c, float* y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    y[i] = 1.0f / (1.0f + expf(-(a[i] + b[i] * c[i])));
-}
