@@ -46,6 +46,9 @@ type Impl struct {
 	// Arch, if set, is the one architecture the impl's kernel runs on, e.g.
 	// "sm_90a" for Hopper's wgmma; elsewhere it is refused.
 	Arch string
+	// MinArch, if set, is the oldest architecture the impl's kernel runs
+	// on, e.g. "sm_90" for thread-block clusters; older GPUs refuse it.
+	MinArch string
 	// Peak, if set, is the resource bounding this impl where it differs
 	// from the problem's, e.g. gpu.PeakFP8 for an FP8 product.
 	Peak string
@@ -75,6 +78,9 @@ func (im Impl) refuses(env *Env, s Size) error {
 	if im.Arch != "" && env.arch() != im.Arch {
 		return fmt.Errorf("needs %s (%s); kernels here compile for %s", im.Arch, archNames[im.Arch], env.arch())
 	}
+	if im.MinArch != "" && archNumber(env.arch()) < archNumber(im.MinArch) {
+		return fmt.Errorf("needs %s or newer (%s); kernels here compile for %s", im.MinArch, archNames[im.MinArch], env.arch())
+	}
 	if im.Requires == nil {
 		return nil
 	}
@@ -84,6 +90,20 @@ func (im Impl) refuses(env *Env, s Size) error {
 // archNames says what it takes to compile for an architecture.
 var archNames = map[string]string{
 	"sm_90a": "a Hopper GPU, compute capability 9.0, and NVRTC 12 or newer",
+	"sm_90":  "compute capability 9.0, Hopper, or newer",
+}
+
+// archNumber is an architecture's compute capability times ten: 90 for
+// "sm_90" and "sm_90a", 0 for a name it cannot read.
+func archNumber(arch string) int {
+	n := 0
+	for _, c := range strings.TrimPrefix(arch, "sm_") {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
 }
 
 // Problem is what a lesson's kernels compute, how to check it and how much

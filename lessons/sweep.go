@@ -665,8 +665,8 @@ func (s *Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 	}
 	fig := s.lines(p, rs, func(r Result) float64 { return float64(r.PeakMem) / (1 << 20) },
 		func(r Result) float64 { return float64(r.NeedMem) / (1 << 20) })
-	fig.Title = fmt.Sprintf("%s: device memory, %s", p.Name, rs[0].GPU)
-	fig.YLabel, fig.LogY = "device memory (MiB)", true
+	fig.Title = fmt.Sprintf("%s: device memory held, inputs and outputs included, %s", p.Name, rs[0].GPU)
+	fig.YLabel, fig.LogY = "device memory held (MiB)", true
 	return fig
 }
 

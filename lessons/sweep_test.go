@@ -411,3 +411,39 @@ func TestFlushes(t *testing.T) {
 		}
 	}
 }
+
+// archDev is a fakeDev of compute capability major.minor.
+type archDev struct {
+	fakeDev
+	major, minor int
+}
+
+func (d *archDev) Info() gpu.DeviceInfo {
+	in := d.fakeDev.Info()
+	in.Major, in.Minor = d.major, d.minor
+	return in
+}
+
+// TestMinArch: an impl with a minimum architecture is refused on older
+// GPUs only.
+func TestMinArch(t *testing.T) {
+	impl := Impl{Name: "v6", MinArch: "sm_90"}
+	for _, tc := range []struct {
+		major, minor int
+		refused      bool
+	}{{8, 0, true}, {8, 9, true}, {9, 0, false}, {10, 0, false}, {12, 0, false}} {
+		env := liveEnv(&archDev{major: tc.major, minor: tc.minor}, View{})
+		err := impl.refuses(env, Size{1})
+		if (err != nil) != tc.refused {
+			t.Errorf("compute capability %d.%d: %v, want refused %v", tc.major, tc.minor, err, tc.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), "needs sm_90 or newer") {
+			t.Errorf("compute capability %d.%d: %v, want it to say what it needs", tc.major, tc.minor, err)
+		}
+	}
+	for arch, want := range map[string]int{"sm_90": 90, "sm_90a": 90, "sm_120": 120, "sm_80": 80, "": 0} {
+		if got := archNumber(arch); got != want {
+			t.Errorf("archNumber(%q) = %d, want %d", arch, got, want)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func align(right bool) string {
 func benchTable(p *Problem, rs []Result) *Table {
 	unit := rs[0].Unit
 	t := &Table{
-		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of peak", "× baseline", "memory (MiB)"},
+		Headers: []string{"variant", "size", "block", "time (µs)", unit, "% of peak", "× baseline", "memory held (MiB)"},
 		Right:   []bool{false, false, true, true, true, true, true, true},
 	}
 	var peaks []string

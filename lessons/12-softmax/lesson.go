@@ -148,6 +148,7 @@ func problem() *lessons.Problem {
 		case "softmax_v5":
 			impls[i].Requires = fitsRegisters
 		case "softmax_v6":
+			impls[i].MinArch = "sm_90" // thread-block clusters
 			impls[i].Requires = func(s lessons.Size) error {
 				if s[1] < v6MinCols || s[1] > v6MaxCols {
 					return fmt.Errorf("a cluster per row is for %d to %d columns", v6MinCols, v6MaxCols)
