@@ -38,8 +38,8 @@ type Exercise struct {
 // throughput of Against, a version of the problem timed beside it, or of
 // the problem's measured ceiling (such as the copy) where Against is "".
 type Speed struct {
-	Against string
-	Min     float64
+	Against string  // a version of the problem; "" for its ceiling
+	Min     float64 // the least share of Against's throughput that passes
 }
 
 // Planner makes an Exercise a plan of the work (Exercise.Plan): a Plans,

@@ -131,7 +131,7 @@ func (e *Env) checkThenTime(l *Lesson, p *Problem, mine Impl, k gpu.Kernel, benc
 	r, course, terr := e.timeBeside(l, p, "exercise", mine, k, bench)
 	if terr != nil {
 		if fast != nil {
-			return rs, fmt.Errorf("not timed, and a pass needs a speed: %w", terr)
+			return rs, fmt.Errorf("%s at %s was not timed, and a pass needs a speed: %w", mine.Name, p.label(bench), terr)
 		}
 		e.printf("(not timed: %v)\n", firstLine(terr.Error()))
 		return rs, nil

@@ -90,7 +90,7 @@ func (im Impl) refuses(env *Env, s Size) error {
 // archNames says what it takes to compile for an architecture.
 var archNames = map[string]string{
 	"sm_90a": "a Hopper GPU, compute capability 9.0, and NVRTC 12 or newer",
-	"sm_90":  "compute capability 9.0, Hopper, or newer",
+	"sm_90":  "compute capability 9.0, Hopper",
 }
 
 // archNumber is an architecture's compute capability times ten: 90 for

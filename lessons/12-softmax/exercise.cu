@@ -20,8 +20,7 @@ extern "C" __global__ void softmax_exercise(const float* x, float* y, int rows, 
 
     float d = 0.0f;
     for (int c = t; c < cols; c += blockDim.x) d += expf(xr[c] - m);
-    // TODO: the row's sum, reduced the same way. Mind the barrier before s
-    // is reused: every thread must have read the max first.
+    // TODO: the row's sum, reduced the same way.
 
     for (int c = t; c < cols; c += blockDim.x) yr[c] = expf(xr[c] - m) / d;
 }
