@@ -40,6 +40,9 @@ type Exercise struct {
 type Speed struct {
 	Against string  // a version of the problem; "" for its ceiling
 	Min     float64 // the least share of Against's throughput that passes
+	// Why, if set, is what a correct kernel below Min most likely does
+	// wrong, in the lesson's words, said after the figures.
+	Why string
 }
 
 // Planner makes an Exercise a plan of the work (Exercise.Plan): a Plans,

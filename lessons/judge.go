@@ -171,8 +171,12 @@ func (e *Env) fastEnough(l *Lesson, p *Problem, size Size, fast Speed, r, course
 	}
 	ratio := r.Throughput / base
 	if ratio < fast.Min {
-		return fmt.Errorf("correct but too slow: %.1f %s at %s is %.2f of %s (%.1f %s); a pass needs at least %.2f",
+		err := fmt.Errorf("correct but too slow: %.1f %s at %s is %.2f of %s (%.1f %s); a pass needs at least %.2f",
 			r.Throughput, r.Unit, p.label(size), ratio, name, base, r.Unit, fast.Min)
+		if fast.Why != "" {
+			err = fmt.Errorf("%w: %s", err, fast.Why)
+		}
+		return err
 	}
 	e.printf("fast enough: %.2f of %s (a pass needs %.2f)\n", ratio, name, fast.Min)
 	return nil

@@ -27,6 +27,7 @@ func TestFastEnough(t *testing.T) {
 	}{
 		{"ceiling, fast enough", Speed{Min: 0.8}, ""},
 		{"ceiling, too slow", Speed{Min: 0.85}, "correct but too slow: 800.0 GB/s at n=4 is 0.80 of the copy (1000.0 GB/s); a pass needs at least 0.85"},
+		{"too slow, and why", Speed{Min: 0.85, Why: "read along rows"}, "a pass needs at least 0.85: read along rows"},
 		{"the version it is like", Speed{Against: "v1", Min: 0.9}, "0.89 of v1 (900.0 GB/s)"},
 		{"another version, timed beside", Speed{Against: "lib", Min: 0.9}, "0.80 of lib (1000.0 GB/s)"},
 		{"another version, fast enough", Speed{Against: "lib", Min: 0.5}, ""},

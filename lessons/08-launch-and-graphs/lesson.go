@@ -63,7 +63,8 @@ func init() {
 		Number: 8, Slug: "launch-and-graphs", Files: files, Kernels: kernelFile, Problem: chainProblem(),
 		Exercise: &lessons.Exercise{
 			File: "chain_fused_exercise.cu", Kernel: "chain_fused_exercise", Like: fused, Bench: lessons.Size{1000, chainElems},
-			Fast: &lessons.Speed{Against: graph, Min: exerciseMin},
+			Fast: &lessons.Speed{Against: graph, Min: exerciseMin,
+				Why: "one launch is not enough: spread the elements over enough blocks and threads to fill the GPU"},
 			Task: fmt.Sprintf("Write the whole chain as one kernel: each of the first n elements taken through all the links, "+
 				"y = a·x + b applied links times, in one launch. It must match the chain worked out on the CPU at every check size, "+
 				"and at 1000 links over %d floats reach %d times the rate of the graph of 1000 chain_step launches.", chainElems, exerciseMin),

@@ -75,7 +75,8 @@ func init() {
 		Number: 9, Slug: "fusion", Files: files, Kernels: "fusion.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{
 			File: "fusion_exercise.cu", Kernel: "fusion_exercise", Like: grid, Bench: lessons.Size{1 << 26},
-			Fast: &lessons.Speed{Min: exerciseMin},
+			Fast: &lessons.Speed{Min: exerciseMin,
+				Why: "neighbouring threads should read neighbouring elements, so that a warp's loads share sectors (lesson 4); a thread per contiguous run makes each load of a warp touch 32 sectors"},
 			Task: fmt.Sprintf("Fuse mul_f, add_f and sigmoid_f into fusion_exercise: each input read once and y written once, "+
 				"every element i < n computed though the grid has fewer threads than elements, "+
 				"a warp's threads reading neighbouring floats at each load. At 2²⁶ it must reach at least %.2f of the copy's GB/s.", exerciseMin),
