@@ -155,12 +155,7 @@ func (e *Env) fastEnough(l *Lesson, p *Problem, size Size, fast Speed, r, course
 		if err != nil {
 			return err
 		}
-		kl, err := e.implKernel(l, p, against)
-		if err != nil {
-			return err
-		}
-		ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
-		b, err := benchPoint(e, l, p, "exercise", against, kl, size, against.block(), ceiling)
+		b, err := e.timeVersion(l, p, "exercise", against, size)
 		if err != nil {
 			return fmt.Errorf("not judged on speed: timing %s: %w", against.Name, err)
 		}
@@ -237,15 +232,10 @@ func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Ke
 	if err := e.fits(p, like, size); err != nil {
 		return r, course, err
 	}
-	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
-	kl, err := e.implKernel(l, p, like)
-	if err != nil {
+	if course, err = e.timeVersion(l, p, step, like, size); err != nil {
 		return r, course, err
 	}
-	if course, err = benchPoint(e, l, p, step, like, kl, size, like.block(), ceiling); err != nil {
-		return r, course, err
-	}
-	if r, err = benchPoint(e, l, p, step, mine, k, size, mine.block(), ceiling); err != nil {
+	if r, err = benchPoint(e, l, p, step, mine, k, size, mine.block(), e.ceilingOnce(p.Ceiling, false)); err != nil {
 		return r, course, err
 	}
 	r.Variant = mine.Name + " (yours)"
@@ -254,6 +244,16 @@ func (e *Env) timeBeside(l *Lesson, p *Problem, step string, mine Impl, k gpu.Ke
 	e.printf("yours: %.1f %s; the course's %s: %.1f %s (%s, %s)\n", r.Throughput, r.Unit, like.Name, course.Throughput, course.Unit,
 		p.label(size), ResultSet{Results: rs}.Source())
 	return r, course, nil
+}
+
+// timeVersion times the course's version impl of p at size, as step,
+// with its kernel as the lesson compiles it.
+func (e *Env) timeVersion(l *Lesson, p *Problem, step string, impl Impl, size Size) (Result, error) {
+	k, err := e.implKernel(l, p, impl)
+	if err != nil {
+		return Result{}, err
+	}
+	return benchPoint(e, l, p, step, impl, k, size, impl.block(), e.ceilingOnce(p.Ceiling, false))
 }
 
 // compiled compiles src and prints the resources of its kernel name. ok is

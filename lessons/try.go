@@ -209,7 +209,7 @@ func (e *Env) tryLaunched(l *Lesson, p *Problem, ims []Impl, ed Edit) error {
 	if err := e.fits(p, Impl{}, ed.Size); err != nil {
 		return err
 	}
-	ceiling := func() (Result, error) { return e.Ceiling(p.Ceiling) }
+	ceiling := e.ceilingOnce(p.Ceiling, false)
 	var rs []Result
 	for _, im := range ims {
 		course, err := benchPoint(e, l, p, "try", im, gpu.Kernel{}, ed.Size, im.block(), ceiling)
