@@ -99,7 +99,8 @@ const guardWords = 1024
 
 // The kinds of row the scores cycle through, row r of kind r mod
 // maskedKinds, each given as the scores before the scale of 1/8: lesson
-// 12's rows, times 8.
+// 12's kinds of row, its three ranges times 8 and its random rows four
+// times as spread (N(0, 16²) here, N(0, 4²) there).
 const (
 	maskedRandom   = iota // N(0, 16²): scaled, a spread of a few units
 	maskedLarge           // 800 … 1440: scaled, 100 … 180, where exp overflows without the max subtracted
