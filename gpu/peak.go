@@ -36,12 +36,14 @@ var flopsPerSMClock = map[[2]int]map[string]float64{
 // its attributes: compute capability and SM count, and words of its name,
 // which tell it from products with the same chip and SM count but other
 // memory or clocks (the H200, H100 NVL and GH200 have the H100 SXM's 132
-// SMs; the A100's 40 and 80 GB differ in bandwidth).
+// SMs; the A100's 40 and 80 GB differ in bandwidth), or words it lacks
+// (the H200 NVL is an H200 of lower clocks).
 type product struct {
 	name         string // as NVIDIA's datasheet calls it, e.g. "H100 SXM"
 	major, minor int
 	sms          int
 	nameHas      []string // each is in DeviceInfo.Name
+	nameLacks    []string // none is in DeviceInfo.Name
 	memory       string   // the DRAM, e.g. "HBM3"
 	dram         float64  // bytes per second
 	flops        map[string]figure
@@ -65,6 +67,21 @@ var products = []product{{
 	// Architecture whitepaper, table 3 (peaks and the clocks they are at).
 	name: "H100 SXM", major: 9, minor: 0, sms: 132, nameHas: []string{"H100", "HBM3"},
 	memory: "HBM3", dram: 3.35e12,
+	flops: map[string]figure{
+		PeakFP32: {66.9e12, 1980},
+		PeakTF32: {494.7e12, 1830},
+		PeakFP16: {989.4e12, 1830},
+		PeakBF16: {989.4e12, 1830},
+		PeakFP8:  {1978.9e12, 1830},
+	},
+}, {
+	// NVIDIA H200 Tensor Core GPU datasheet, SXM column: the H100 SXM's
+	// arithmetic figures (the same GH100 chip, 132 SMs and clocks; the
+	// datasheet rounds them, 1,979 TFLOP/s of FP16 with sparsity) and
+	// 4.8 TB/s of HBM3e. The H200 NVL, a lower-power board of the same
+	// chip, has lower figures and is not this entry.
+	name: "H200 SXM", major: 9, minor: 0, sms: 132, nameHas: []string{"H200"}, nameLacks: []string{"NVL"},
+	memory: "HBM3e", dram: 4.8e12,
 	flops: map[string]figure{
 		PeakFP32: {66.9e12, 1980},
 		PeakTF32: {494.7e12, 1830},
@@ -98,6 +115,9 @@ func productOf(d DeviceInfo) (product, bool) {
 		all := true
 		for _, w := range p.nameHas {
 			all = all && strings.Contains(d.Name, w)
+		}
+		for _, w := range p.nameLacks {
+			all = all && !strings.Contains(d.Name, w)
 		}
 		if all {
 			return p, true

@@ -11,9 +11,11 @@ var (
 	a100SXM40 = DeviceInfo{Name: "NVIDIA A100-SXM4-40GB", Major: 8, Minor: 0, SMs: 108, ClockKHz: 1410000, MemClockKHz: 1215000, BusWidthBits: 5120}
 	a100SXM80 = DeviceInfo{Name: "NVIDIA A100-SXM4-80GB", Major: 8, Minor: 0, SMs: 108, ClockKHz: 1410000, MemClockKHz: 1593000, BusWidthBits: 5120}
 	a100PCIe  = DeviceInfo{Name: "NVIDIA A100 80GB PCIe", Major: 8, Minor: 0, SMs: 108, ClockKHz: 1410000, MemClockKHz: 1512000, BusWidthBits: 5120}
-	// h200 has the H100 SXM's chip, SMs and clocks, and other memory:
-	// not in the table, so its peaks come from its attributes.
-	h200 = DeviceInfo{Name: "NVIDIA H200", Major: 9, Minor: 0, SMs: 132, ClockKHz: 1980000, MemClockKHz: 3201000, BusWidthBits: 6144}
+	// h200 has the H100 SXM's chip, SMs and clocks, and other memory;
+	// h200NVL is the same chip on a board of lower clocks: not in the
+	// table, so its peaks come from its attributes.
+	h200    = DeviceInfo{Name: "NVIDIA H200", Major: 9, Minor: 0, SMs: 132, ClockKHz: 1980000, MemClockKHz: 3201000, BusWidthBits: 6144}
+	h200NVL = DeviceInfo{Name: "NVIDIA H200 NVL", Major: 9, Minor: 0, SMs: 132, ClockKHz: 1785000, MemClockKHz: 3201000, BusWidthBits: 6144}
 )
 
 func TestPeak(t *testing.T) {
@@ -36,8 +38,10 @@ func TestPeak(t *testing.T) {
 		{a100SXM40, PeakFP8, 0, ""}, // Ampere has no FP8 tensor cores
 		{a100SXM80, PeakBF16, 312, "NVIDIA's dense BF16 figure for the A100 SXM4 80GB, at 1410 MHz"},
 		{a100SXM80, PeakDRAM, 2.039, "NVIDIA's figure for the A100 SXM4 80GB's HBM2e"},
-		{h200, PeakFP16, 1070.5, "132 SMs × 1980 MHz (the maximum clock) × 4096 FLOP per SM per clock, from the GPU's attributes"},
-		{h200, PeakDRAM, 4.9167, "2 × 3201 MHz memory clock × 6144-bit bus, from the GPU's attributes"},
+		{h200, PeakFP16, 989.4, "NVIDIA's dense FP16 figure for the H200 SXM, at 1830 MHz"},
+		{h200, PeakDRAM, 4.8, "NVIDIA's figure for the H200 SXM's HBM3e"},
+		{h200NVL, PeakFP16, 965.0, "132 SMs × 1785 MHz (the maximum clock) × 4096 FLOP per SM per clock, from the GPU's attributes"},
+		{h200NVL, PeakDRAM, 4.9167, "2 × 3201 MHz memory clock × 6144-bit bus, from the GPU's attributes"},
 		{a100PCIe, PeakFP16, 311.87, "108 SMs × 1410 MHz (the maximum clock) × 2048 FLOP per SM per clock, from the GPU's attributes"},
 		{a100PCIe, PeakDRAM, 1.93536, "2 × 1512 MHz memory clock × 5120-bit bus, from the GPU's attributes"},
 		{DeviceInfo{Major: 8, Minor: 9, SMs: 128, ClockKHz: 2520000}, PeakFP16, 0, ""}, // differs between products
@@ -81,8 +85,9 @@ func TestPeakSource(t *testing.T) {
 		{h100, PeakFP16, SourceNVIDIA},
 		{h100, PeakDRAM, SourceNVIDIA},
 		{h100, PeakPCIe, SourceNominal},
-		{h200, PeakFP16, SourceAttributes},
-		{h200, PeakDRAM, SourceAttributes},
+		{h200, PeakFP16, SourceNVIDIA},
+		{h200NVL, PeakFP16, SourceAttributes},
+		{h200NVL, PeakDRAM, SourceAttributes},
 	} {
 		if got := c.d.PeakSource(c.resource); got != c.want {
 			t.Errorf("%s %s: source %q, want %q", c.d.Name, c.resource, got, c.want)

@@ -63,7 +63,7 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 		if shared {
 			env.printf("%s:\n", p.Name)
 		}
-		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, l.recorded.Source())
+		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, ResultSet{Results: rs}.Source())
 		env.showChecks(p, rs)
 		if !compile {
 			return rs, nil

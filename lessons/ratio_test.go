@@ -235,3 +235,26 @@ func TestLadderBarsRounds(t *testing.T) {
 		t.Errorf("LadderBars against the copy = %v, %v; want 90%% (the median of 90, 100, 75)", b.Series[0].Values, ok)
 	}
 }
+
+// TestSource: a set names each GPU it holds once, with its first date.
+func TestSource(t *testing.T) {
+	h100 := Result{GPU: "H100", Date: "2026-11-24", Mode: "replayed"}
+	h200 := Result{GPU: "H200", Date: "2026-11-28", Mode: "replayed"}
+	later := h100
+	later.Date = "2026-11-25"
+	live := h200
+	live.Mode = "live"
+	for _, c := range []struct {
+		rs   []Result
+		want string
+	}{
+		{nil, "no results"},
+		{[]Result{h100, later}, "replayed from H100, 2026-11-24"},
+		{[]Result{h100, h200, later}, "replayed from H100, 2026-11-24 and H200, 2026-11-28"},
+		{[]Result{live}, "live on H200, 2026-11-28"},
+	} {
+		if got := (ResultSet{Results: c.rs}).Source(); got != c.want {
+			t.Errorf("Source(%v) = %q; want %q", c.rs, got, c.want)
+		}
+	}
+}

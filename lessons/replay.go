@@ -39,7 +39,7 @@ func (e *Env) replayed(l *Lesson, step string) []Result {
 		e.printf("No GPU here, and no results were recorded for this step.\n")
 		return nil
 	}
-	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, l.recorded.Source())
+	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, ResultSet{Results: rs}.Source())
 	return rs
 }
 

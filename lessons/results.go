@@ -131,16 +131,26 @@ func (s ResultSet) Filter(step, kind string) []Result {
 }
 
 // Source says where the results come from, for figure subtitles and table
-// headers: "live on GPU, date" or "replayed from GPU, date".
+// headers: "live on GPU, date" or "replayed from GPU, date", each GPU
+// named once with the date of its first result where a set holds results
+// of several ("replayed from GPU1, date1 and GPU2, date2": a lesson whose
+// later steps were recorded on another GPU).
 func (s ResultSet) Source() string {
 	if len(s.Results) == 0 {
 		return "no results"
 	}
-	r := s.Results[0]
-	if r.Mode == "live" {
-		return fmt.Sprintf("live on %s, %s", r.GPU, r.Date)
+	var where []string
+	seen := map[string]bool{}
+	for _, r := range s.Results {
+		if !seen[r.GPU] {
+			seen[r.GPU] = true
+			where = append(where, r.GPU+", "+r.Date)
+		}
 	}
-	return fmt.Sprintf("replayed from %s, %s", r.GPU, r.Date)
+	if s.Results[0].Mode == "live" {
+		return "live on " + strings.Join(where, " and ")
+	}
+	return "replayed from " + strings.Join(where, " and ")
 }
 
 // loadRecorded reads every results/*.json of a lesson folder, marked replayed.
