@@ -47,10 +47,23 @@ func (v Verdict) String() string {
 		return fmt.Sprintf("%s passes every check %s passes.", v.Kernel, v.Like)
 	case v.Judged && errors.As(v.Err, new(*nvrtc.CompileError)):
 		return fmt.Sprintf("FAILED: %s does not compile (the compiler's log is above)", v.Kernel)
+	case v.Judged && timedOut(v.Err):
+		return fmt.Sprintf("FAILED: %s: %s: %s", v.Kernel, firstLine(v.Err.Error()), timeoutHint)
 	case v.Judged:
 		return fmt.Sprintf("FAILED: %s: %s", v.Kernel, firstLine(v.Err.Error()))
 	}
 	return fmt.Sprintf("%s was not judged: %v", v.Kernel, firstLine(v.Err.Error()))
+}
+
+// timeoutHint is what a kernel that never ends most likely does, said
+// after the time limit it ran past.
+const timeoutHint = "a kernel that never ends has a loop whose condition never changes, " +
+	"or a __syncthreads() that some threads of a block never reach (under an if), so the others wait for ever"
+
+// timedOut reports whether err is a worker that ran past its time limit.
+func timedOut(err error) bool {
+	var we *gpu.WorkerError
+	return errors.As(err, &we) && we.TimedOut
 }
 
 // ErrNeedsGPU says a learner's kernel compiled but could not be judged.

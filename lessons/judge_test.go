@@ -2,9 +2,35 @@ package lessons
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"cudarepl/gpu"
 )
+
+// TestVerdictString: each kind of verdict's line, a time-out with what a
+// kernel that never ends most likely does.
+func TestVerdictString(t *testing.T) {
+	hang := &gpu.WorkerError{Op: "run k", Cause: "ran past the 10s time limit", TimedOut: true}
+	fault := &gpu.WorkerError{Op: "run k", Cause: "faulted"}
+	for _, c := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Kernel: "k", Like: "v1", Judged: true}, "k passes every check v1 passes."},
+		{Verdict{Kernel: "k", Judged: true, Err: fmt.Errorf("k n=1: %w", hang)},
+			"FAILED: k: k n=1: gpu: run k ran past the 10s time limit; a fresh worker was started (device memory and graphs from before are gone): " + timeoutHint},
+		{Verdict{Kernel: "k", Judged: true, Err: fmt.Errorf("k n=1: %w", fault)},
+			"FAILED: k: k n=1: gpu: run k faulted; a fresh worker was started (device memory and graphs from before are gone)"},
+		{Verdict{Kernel: "k", Err: errors.New("no GPU")}, "k was not judged: no GPU"},
+	} {
+		if got := c.v.String(); got != c.want {
+			t.Errorf("Verdict%+v.String() =\n%q\nwant\n%q", c.v, got, c.want)
+		}
+	}
+}
 
 // TestFastEnough: an exercise that must be fast passes at its speed and
 // fails below it with both figures, against the ceiling, the version it is
