@@ -64,28 +64,48 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// usageError is a command line that cannot be run as written: exit status 2.
+// usageError is a command line that cannot be run as written: exitUsage.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// notJudged is a kernel that compiled, or could not be compiled here, but
+// was never run: no GPU, or no NVRTC. It is neither a pass nor a failure,
+// and has an exit status of its own (exitNotJudged), so that a script or a
+// grader never takes it for a pass.
+type notJudged struct{ v lessons.Verdict }
+
+func (e notJudged) Error() string { return e.v.String() }
+
+// The exit statuses, as the usage text gives them.
+const (
+	exitFailed    = 1 // a check or a verdict failed, or the command could not do its work
+	exitUsage     = 2 // the command line cannot be run as written
+	exitNotJudged = 3 // a kernel was compiled at most, never run: no GPU here (or no NVRTC)
+)
+
 // exitStatus prints err, if any, and returns the status to exit with. A
-// verdict has printed its own line: the command only says it failed.
+// verdict has printed its own line: the command only says it failed, or
+// that it was not judged.
 func exitStatus(stderr io.Writer, err error) int {
 	var ue usageError
 	var ve *lessons.VerdictError
+	var nj notJudged
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintln(stderr, ue.msg)
-		return 2
+		return exitUsage
 	case errors.As(err, &ve):
 		fmt.Fprintf(stderr, "cudarepl: %s does not pass\n", ve.Verdict.Kernel)
-		return 1
+		return exitFailed
+	case errors.As(err, &nj):
+		fmt.Fprintf(stderr, "cudarepl: %s was not judged, neither passed nor failed (exit status %d)\n", nj.v.Kernel, exitNotJudged)
+		return exitNotJudged
 	}
 	fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-	return 1
+	return exitFailed
 }
 
 // lessonArg finds the lesson named by the first positional argument.
@@ -238,6 +258,8 @@ func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) 
 		return usageError{"cudarepl: " + err.Error()}
 	case v.Judged && !v.Passed():
 		return &lessons.VerdictError{Verdict: v}
+	case !v.Judged:
+		return notJudged{v}
 	}
 	return nil
 }

@@ -57,6 +57,10 @@ Usage:
 
 Without a GPU every lesson runs in replay mode, with results recorded on a
 reference GPU. Exercise copies live in $CUDAREPL_WORKSPACE (default ~/cudarepl).
+
+Exit status: 0 passed (or nothing to judge), 1 a check or a verdict failed,
+2 a command line that cannot be run as written, 3 a kernel that was not
+judged: it compiled at most, and never ran (no GPU here, or no NVRTC).
 `
 
 func main() {

@@ -97,3 +97,17 @@ func TestCommandLineVerdict(t *testing.T) {
 		t.Errorf("check of a kernel that does not compile = %d\nstdout %q\nstderr %q", status, out.String(), errb.String())
 	}
 }
+
+// TestCommandLineNotJudged: a kernel that could not be run (no GPU here,
+// or no NVRTC) is neither a pass nor a failure: exit status 3, and the
+// last line says so.
+func TestCommandLineNotJudged(t *testing.T) {
+	replayOnly(t)
+	workspace(t)
+	var out, errb bytes.Buffer
+	status := run([]string{"check", "2", "--kernel", "../../lessons/02-vector-add/testdata/solution.cu"}, &out, &errb)
+	want := "cudarepl: vadd_exercise was not judged, neither passed nor failed (exit status 3)\n"
+	if status != exitNotJudged || !strings.Contains(out.String(), "vadd_exercise was not judged") || errb.String() != want {
+		t.Errorf("check of a kernel with no GPU = %d\nstdout %q\nstderr %q\nwant %d and stderr %q", status, out.String(), errb.String(), exitNotJudged, want)
+	}
+}
