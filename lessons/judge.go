@@ -310,10 +310,20 @@ func pickKernel(l *Lesson, src nvrtc.Source, name, like string) (kernels.Signatu
 		declared = append(declared, s.String())
 	}
 	list := strings.Join(declared, ", ")
+	// takes keeps a kernel picked by its name only where it takes what
+	// like takes: one launched like a version of other parameters would
+	// read its arguments as what they are not.
+	takes := func(s kernels.Signature) (kernels.Signature, error) {
+		if want, ok := likeSignature(l, like); ok && !s.Takes(want) {
+			return kernels.Signature{}, fmt.Errorf("%s takes (%s), but %s takes (%s): it cannot be judged like %s (name a version with its parameters with --like)",
+				s.Name, strings.Join(s.Params, ", "), like, strings.Join(want.Params, ", "), like)
+		}
+		return s, nil
+	}
 	if name != "" {
 		for _, s := range sigs {
 			if s.Name == name {
-				return s, nil
+				return takes(s)
 			}
 		}
 		if len(sigs) == 0 {
@@ -327,7 +337,7 @@ func pickKernel(l *Lesson, src nvrtc.Source, name, like string) (kernels.Signatu
 	if x := l.Exercise; x != nil {
 		for _, s := range sigs {
 			if s.Name == x.Kernel {
-				return s, nil
+				return takes(s)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"cudarepl/gpu"
+	"cudarepl/nvrtc"
 )
 
 // TestVerdictString: each kind of verdict's line, a time-out with what a
@@ -69,6 +70,36 @@ func TestFastEnough(t *testing.T) {
 			t.Errorf("%s: printed %q, want it to say fast enough", tc.name, out.String())
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestPickKernelChecksParameters: a kernel found by its name (the
+// exercise's, or one named with --variant) is judged like a version only
+// if it takes what that version takes.
+func TestPickKernelChecksParameters(t *testing.T) {
+	l := &Lesson{Kernels: "vector_add.cu", Exercise: &Exercise{File: "vadd_exercise.cu", Kernel: "vadd_exercise", Like: "vadd_v1",
+		Starter: `extern "C" __global__ void vadd_exercise(const float* a, const float* b, float* c, int n) {}`}}
+	fp32 := `extern "C" __global__ void vadd_exercise(const float* a, const float* b, float* c, int n) {}`
+	fp16 := `extern "C" __global__ void vadd_exercise(const __half* a, const __half* b, __half* c, int n) {}` +
+		"\n" + `extern "C" __global__ void mine(const __half* a, int n) {}`
+	for _, c := range []struct {
+		code, name, like string
+		want             string // the kernel picked, or part of the error
+	}{
+		{fp32, "", "vadd_v1", "vadd_exercise"},
+		{fp32, "", "vadd_v3", "vadd_exercise"},
+		{fp16, "", "vadd_v1", "vadd_exercise takes (const __half*, const __half*, __half*, int), but vadd_v1 takes (const float*, const float*, float*, int)"},
+		{fp16, "mine", "vadd_v2", "mine takes (const __half*, int), but vadd_v2 takes"},
+		{fp16, "mine", "nothing_known", "mine"},
+	} {
+		s, err := pickKernel(l, nvrtc.Source{Name: "mine.cu", Code: c.code}, c.name, c.like)
+		got := s.Name
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("pickKernel(%q, like %s) = %q; want %q", c.name, c.like, got, c.want)
 		}
 	}
 }
