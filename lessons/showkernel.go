@@ -217,13 +217,17 @@ func kernelText(src nvrtc.Source, name string) (string, error) {
 	return strings.Join(parts, "\n\n"), nil
 }
 
-// edited returns src's code with code, a learner's version of kernelText
-// for the kernel name, in place of the course's: each function of theirs
-// that the kernel's text holds replaces the course's where that stands in
-// the file, one they left out stays the course's, and whatever else they
-// wrote (a helper of their own) goes in before the first of them. changed
-// is false where code is the course's text.
-func edited(src nvrtc.Source, name, code string) (out string, changed bool) {
+// edited returns src's code with code, the learner's version of kernel
+// name, in place of the course's, and whether it changed anything. Where
+// the kernel hands its work to tile code of the file, each function of
+// theirs replaces the course's of that name (those they left out stay),
+// and what else they wrote (a helper of their own) goes before the first
+// of them, so that it is defined before anything that calls it. Every
+// piece of theirs is marked with #line directives as lines of file, the
+// name they know it by, numbered as in code, and the course's lines
+// after it as lines of src, numbered as in src: a compiler's diagnostic
+// names the line the learner wrote, or the course's line as it is.
+func edited(src nvrtc.Source, name, code, file string) (out string, changed bool) {
 	orig, err := kernelText(src, name)
 	if err != nil || strings.TrimSpace(orig) == strings.TrimSpace(code) {
 		return src.Code, false
@@ -231,11 +235,18 @@ func edited(src nvrtc.Source, name, code string) (out string, changed bool) {
 	tile, _ := tileCode(src, name)
 	if len(tile) == 0 {
 		fn, _ := kernels.Function(src, name)
-		return strings.Replace(src.Code, fn, code, 1), true
+		at := strings.Index(src.Code, fn)
+		if at < 0 {
+			return src.Code, false
+		}
+		return src.Code[:at] + marked(code, 1, file, lineAt(src.Code, at+len(fn)), src.Name) + src.Code[at+len(fn):], true
 	}
 	theirs := nvrtc.Source{Name: src.Name, Code: code}
 	type swap struct{ course, yours string }
 	var swaps []swap
+	// rest is code without the functions that replace the course's, each
+	// left as the blank lines it took, so that what remains keeps its
+	// line numbers.
 	rest, first := code, len(src.Code)
 	for _, n := range append([]string{name}, tile...) {
 		course, _ := kernels.Function(src, n)
@@ -247,16 +258,44 @@ func edited(src nvrtc.Source, name, code string) (out string, changed bool) {
 			continue
 		}
 		swaps = append(swaps, swap{course, yours})
-		rest = strings.Replace(rest, yours, "", 1)
+		rest = strings.Replace(rest, yours, strings.Repeat("\n", strings.Count(yours, "\n")), 1)
 	}
-	out = src.Code
-	if extra := strings.TrimSpace(rest); extra != "" {
-		out = out[:first] + extra + "\n\n" + out[first:]
+	type piece struct {
+		at, end int    // where in src.Code it replaces text (end = at: inserted)
+		text    string // what goes there, marked
+	}
+	var pieces []piece
+	if strings.TrimSpace(rest) != "" {
+		pieces = append(pieces, piece{first, first, marked(strings.TrimRight(rest, "\n \t")+"\n\n", 1, file, lineAt(src.Code, first), src.Name)})
 	}
 	for _, s := range swaps {
-		out = strings.Replace(out, s.course, s.yours, 1)
+		at := strings.Index(src.Code, s.course)
+		if at < 0 {
+			continue
+		}
+		end := at + len(s.course)
+		pieces = append(pieces, piece{at, end, marked(s.yours, lineAt(code, strings.Index(code, s.yours)), file, lineAt(src.Code, end), src.Name)})
 	}
-	return out, true
+	slices.SortStableFunc(pieces, func(a, b piece) int { return a.at - b.at })
+	var b strings.Builder
+	from := 0
+	for _, p := range pieces {
+		b.WriteString(src.Code[from:p.at])
+		b.WriteString(p.text)
+		from = p.end
+	}
+	b.WriteString(src.Code[from:])
+	return b.String(), true
+}
+
+// lineAt is the line, from 1, of text at byte offset at.
+func lineAt(text string, at int) int { return 1 + strings.Count(text[:at], "\n") }
+
+// marked is text as lines of file from line, then a directive that
+// numbers what follows as lines of course from back: the text that
+// followed the replaced code in course, which starts on line back.
+func marked(text string, line int, file string, back int, course string) string {
+	return fmt.Sprintf("\n#line %d %q\n%s\n#line %d %q\n", line, file, text, back, course)
 }
 
 // featureArch is the architecture a kernel's body is written for when the

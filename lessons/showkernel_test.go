@@ -2,6 +2,8 @@ package lessons
 
 import (
 	"bytes"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -93,7 +95,7 @@ func TestEditedSplicesTileCode(t *testing.T) {
 	helper := "// mine is a helper of the learner's.\nstatic __device__ float mine(float x) { return x; }"
 	storeRows, _ := kernels.Function(src, "store_rows")
 	code := helper + "\n\n" + strings.Replace(strings.Replace(text, courseLine, theirLine, 1), storeRows, "", 1)
-	out, changed := edited(src, "flash_v2", code)
+	out, changed := edited(src, "flash_v2", code, "mine.cu")
 	if !changed {
 		t.Fatal("edited = unchanged, want the learner's code in")
 	}
@@ -117,7 +119,7 @@ func TestEditedSplicesTileCode(t *testing.T) {
 	if strings.Index(out, "float mine(") > strings.Index(out, "float exp2_approx(") {
 		t.Errorf("their helper comes after the first function of the tile code that may call it")
 	}
-	if out, changed := edited(src, "flash_v2", "\n"+text+"\n"); changed || out != src.Code {
+	if out, changed := edited(src, "flash_v2", "\n"+text+"\n", "mine.cu"); changed || out != src.Code {
 		t.Errorf("edited(the course's text) changed the file")
 	}
 	if _, err := nvrtc.Version(); err == nil {
@@ -125,6 +127,43 @@ func TestEditedSplicesTileCode(t *testing.T) {
 		yours.Code = out
 		if _, err := nvrtc.Compile(yours, nvrtc.CompileOptions{NoCache: true}); err != nil {
 			t.Errorf("the edited file does not compile: %v", err)
+		}
+	}
+}
+
+// TestEditedLines: an error on a line the learner wrote is reported on
+// that line of their file, whether the kernel stands alone or hands its
+// work to tile code of the course's file, and the course's own warnings
+// are not shown.
+func TestEditedLines(t *testing.T) {
+	if _, err := nvrtc.Version(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	for _, c := range []struct{ file, kernel string }{
+		{"vector_add.cu", "vadd_v1"},
+		{"flash_attention.cu", "flash_v2"},
+	} {
+		src, _ := kernels.Source(c.file)
+		src.Headers = kernels.Headers()
+		text, err := kernelText(src, c.kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Break the line after the kernel's opening brace: a missing ")".
+		lines := strings.Split(text, "\n")
+		open := slices.IndexFunc(lines, func(s string) bool { return strings.Contains(s, c.kernel+"(") })
+		for !strings.HasSuffix(strings.TrimSpace(lines[open]), "{") {
+			open++
+		}
+		lines = slices.Insert(lines, open+1, "    int broken = (1;")
+		yours := Edit{Kernel: c.kernel, Code: strings.Join(lines, "\n"), File: "mine.cu"}.in(src)
+		_, err = nvrtc.Compile(yours, nvrtc.CompileOptions{NoCache: true})
+		var ce *nvrtc.CompileError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s with a broken line compiled: %v", c.kernel, err)
+		}
+		if ce.File != "mine.cu" || ce.Line != open+2 || strings.Contains(ce.Log, c.file) {
+			t.Errorf("%s: error at %s:%d, want mine.cu:%d, and nothing of %s:\n%s", c.kernel, ce.File, ce.Line, open+2, c.file, ce.Log)
 		}
 	}
 }

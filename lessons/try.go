@@ -18,8 +18,12 @@ import (
 type Edit struct {
 	Kernel string // the course's kernel it stands for, e.g. "vadd_v2"
 	Code   string // the learner's version of that kernel's function
-	Block  int    // threads per block; the course's when 0
-	Size   Size   // the size it is timed at; the lesson's when nil
+	// File is the name the learner knows Code by, which compile errors
+	// give with Code's own line numbers: their copy's file name, or "your
+	// cell"; the kernel's name and "_yours.cu" when empty.
+	File  string
+	Block int  // threads per block; the course's when 0
+	Size  Size // the size it is timed at; the lesson's when nil
 }
 
 // ErrUnchanged says an Edit is the course's kernel, launched as the course
@@ -151,11 +155,15 @@ const yours = " (yours)"
 // that says whose it is, and with src's headers; src itself where they
 // changed nothing.
 func (ed Edit) in(src nvrtc.Source) nvrtc.Source {
-	code, changed := edited(src, ed.Kernel, ed.Code)
+	file := ed.File
+	if file == "" {
+		file = ed.Kernel + "_yours.cu"
+	}
+	code, changed := edited(src, ed.Kernel, ed.Code, file)
 	if !changed {
 		return src
 	}
-	src.Name, src.Code = ed.Kernel+"_yours.cu", code
+	src.Name, src.Code, src.Focus = ed.Kernel+"_yours.cu", code, file
 	return src
 }
 

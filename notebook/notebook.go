@@ -208,7 +208,7 @@ func (c *Cell) Try(slug, name, code string, block int, size string) error {
 		return err
 	}
 	return c.in(slug, nil, func(l *lessons.Lesson, env *lessons.Env) error {
-		err := env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
+		err := env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, File: name + " in your cell", Block: block, Size: sizes[0]})
 		if errors.Is(err, lessons.ErrUnchanged) {
 			return l.ShowKernel(env, name)
 		}
@@ -223,7 +223,7 @@ func (c *Cell) StepWith(slug string, n int, name, code string, block int, size s
 		return err
 	}
 	return c.in(slug, func(l *lessons.Lesson) error { return stepIn(l, n) }, func(l *lessons.Lesson, env *lessons.Env) error {
-		return env.RunEdited(l, n-1, lessons.Edit{Kernel: name, Code: code, Block: block, Size: sizes[0]})
+		return env.RunEdited(l, n-1, lessons.Edit{Kernel: name, Code: code, File: name + " in your cell", Block: block, Size: sizes[0]})
 	})
 }
 

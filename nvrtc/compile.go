@@ -26,6 +26,12 @@ type Source struct {
 	// Headers are what Code may #include "by name" though no file holds
 	// them: include name → text, handed to NVRTC with the source.
 	Headers map[string]string
+	// Focus, if set, is the file name that #line directives in Code give
+	// the lines a reader wrote themselves (a learner's function spliced
+	// into a course file): a compile error then names that file and shows
+	// only the diagnostics on those lines, or, where none is there, only
+	// the errors elsewhere.
+	Focus string
 }
 
 // CompileOptions tunes Compile. The zero value compiles for DefaultArch
@@ -119,6 +125,10 @@ func Compile(src Source, opt CompileOptions) (*Image, error) {
 		}
 	}
 	c, err := n.compile(src.Name, src.Code, src.Headers, opts, opt.Names)
+	var ce *CompileError
+	if errors.As(err, &ce) && src.Focus != "" {
+		return nil, ce.focus(src.Focus)
+	}
 	if err != nil {
 		return nil, err
 	}

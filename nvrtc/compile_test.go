@@ -248,3 +248,50 @@ func TestCompileCPlusPlusKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileErrorFocus: a learner's lines spliced into a course file by
+// #line directives keep their own file name and numbers, and the course's
+// diagnostics are left out; where the learner's lines have none, only the
+// course's errors are kept.
+func TestCompileErrorFocus(t *testing.T) {
+	log := strings.Join([]string{
+		`course.cu(40): warning #177-D: variable "z" was declared but never referenced`,
+		`      int z;`,
+		`          ^`,
+		``,
+		`mine.cu(3): error: expected a ")"`,
+		`      foo(1;`,
+		`           ^`,
+		``,
+		`mine.cu(5): warning #550-D: variable "w" was set but never used`,
+		``,
+		`course.cu(339): error: identifier "tile" is undefined`,
+		``,
+		`2 errors detected in the compilation of "softmax_yours.cu".`,
+	}, "\n")
+	e := newCompileError("softmax_yours.cu", log, nil).focus("mine.cu")
+	if e.File != "mine.cu" || e.Line != 3 || e.Msg != `expected a ")"` {
+		t.Errorf("focus: %s:%d %q, want mine.cu:3 %q", e.File, e.Line, e.Msg, `expected a ")"`)
+	}
+	if strings.Contains(e.Log, "course.cu") || !strings.Contains(e.Log, "foo(1;") || !strings.Contains(e.Log, "mine.cu(5)") {
+		t.Errorf("focus kept the wrong diagnostics:\n%s", e.Log)
+	}
+	other := newCompileError("softmax_yours.cu", log, nil).focus("yours.cu")
+	if other.File != "softmax_yours.cu" || other.Line != 3 || strings.Contains(other.Log, "warning") || !strings.Contains(other.Log, "course.cu(339)") {
+		t.Errorf("focus on a file with no diagnostics: %s:%d\n%s", other.File, other.Line, other.Log)
+	}
+}
+
+// TestCompileFocusWithNVRTC: NVRTC itself names a line set by #line.
+func TestCompileFocusWithNVRTC(t *testing.T) {
+	needNVRTC(t)
+	code := "__device__ int helper() { return 1; }\n#line 1 \"mine.cu\"\nextern \"C\" __global__ void k(int* x) {\n  x[0] = helper(;\n}\n#line 4 \"course.cu\"\n"
+	_, err := Compile(Source{Name: "k_yours.cu", Code: code, Focus: "mine.cu"}, CompileOptions{NoCache: true})
+	var ce *CompileError
+	if !errors.As(err, &ce) || ce.File != "mine.cu" || ce.Line != 2 {
+		t.Fatalf("Compile with #line = %v, want an error at mine.cu:2", err)
+	}
+	if !strings.HasPrefix(ce.Error(), "gpu: nvrtc: mine.cu:2: ") {
+		t.Errorf("Error() = %q", ce.Error())
+	}
+}

@@ -206,6 +206,49 @@ func newCompileError(name, log string, cause error) *CompileError {
 	return e
 }
 
+// diagnosticLine starts one diagnostic of NVRTC's log: file(line): kind.
+var diagnosticLine = regexp.MustCompile(`^(.*)\((\d+)\): (?:catastrophic )?(error|warning)`)
+
+// focus returns e as the author of file sees it: only the diagnostics
+// (each with the source line and caret NVRTC prints under it) on lines
+// of file, or, where none is, only the errors; the first error among
+// them, and file as the error's file where it has one there.
+func (e *CompileError) focus(file string) *CompileError {
+	type diag struct {
+		file, kind string
+		text       string
+	}
+	var diags []diag
+	for _, line := range strings.Split(e.Log, "\n") {
+		if m := diagnosticLine.FindStringSubmatch(line); m != nil {
+			diags = append(diags, diag{file: m[1], kind: m[3], text: line})
+			continue
+		}
+		if len(diags) > 0 && !strings.Contains(line, "detected in the compilation of") {
+			diags[len(diags)-1].text += "\n" + line
+		}
+	}
+	keep := func(d diag) bool { return d.file == file }
+	if !slices.ContainsFunc(diags, keep) {
+		keep = func(d diag) bool { return d.kind == "error" }
+	}
+	var kept []string
+	for _, d := range diags {
+		if keep(d) {
+			kept = append(kept, strings.TrimRight(d.text, "\n "))
+		}
+	}
+	out := newCompileError(e.File, strings.Join(kept, "\n\n"), nil)
+	if out.Line == 0 { // the log named no error line: keep what Compile found
+		out.Line, out.Msg = e.Line, e.Msg
+	}
+	if m := nvrtcErrLine.FindStringSubmatch(out.Log); m != nil && m[1] == file {
+		out.File = file
+	}
+	out.Hint = e.Hint
+	return out
+}
+
 func (e *CompileError) Error() string {
 	head := fmt.Sprintf("gpu: nvrtc: %s: %s", e.File, e.Msg)
 	if e.Line > 0 {

@@ -407,7 +407,7 @@ func (r *repl) editKernel(env *lessons.Env, l *lessons.Lesson, name string) erro
 	if err != nil {
 		return err
 	}
-	err = env.TryEdit(l, lessons.Edit{Kernel: name, Code: string(code)})
+	err = env.TryEdit(l, lessons.Edit{Kernel: name, Code: string(code), File: filepath.Base(path)})
 	if errors.Is(err, lessons.ErrUnchanged) {
 		fmt.Fprintf(r.out, "%s is the course's %s as it was: change it, then 'edit kernel %s' again.\n", path, name, name)
 		return nil
