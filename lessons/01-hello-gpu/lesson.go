@@ -1,5 +1,6 @@
 // Package hellogpu is lesson 1: the device, a first kernel, the memory
-// hierarchy, and the measured ceilings later lessons compare against.
+// hierarchy with its sizes and a load's time from each level, and the
+// measured ceilings later lessons compare against.
 package hellogpu
 
 import (
@@ -16,14 +17,23 @@ func init() {
 		Number: 1, Slug: "hello-gpu", Files: files, Kernels: "hello.cu",
 		Problem: whereProblem(),
 		Exercise: &lessons.Exercise{
-			File: "where_am_i_exercise.cu", Kernel: "where_am_i_exercise", Like: "where_am_i",
-			Task: "Compute the thread's index in the grid, keep spare threads out, and write its block and thread index.",
+			File: "which_warp_exercise.cu", Kernel: "which_warp_exercise", Like: "which_warp",
+			Task: "Give each thread its element i of the grid, keep the threads with no element from writing, " +
+				"and write the warp each thread belongs to within its block and its lane in that warp.",
 		},
-		Planted: []lessons.Planted{{File: "solution.cu"}},
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "blockdim_for_blockidx.cu", Want: "warp[0] was never written"},
+			{File: "index_in_block.cu", Want: "warp[128] was never written"},
+			{File: "guard_after_writes.cu", Want: "warp[1] = 0 was written past the end"},
+			{File: "warp_of_grid.cu", Want: "warp[128] = 4, want 0"},
+			{File: "warp_lane_swapped.cu", Want: "warp[1] = 1, want 0"},
+		},
 		Actions: map[string]lessons.Action{
 			"The device":       &lessons.Run{F: deviceTable},
-			"Who runs where":   &lessons.Run{F: whereAmI, Replay: whereAmIReplay, Kernel: "where_am_i", Block: 128, Size: lessons.Size{16 * 128}},
+			"Who runs where":   &lessons.Run{Name: "measure", F: whereAmI, Kernel: "where_am_i", Block: 128, Size: lessons.Size{16 * 128}},
 			"Memory hierarchy": &lessons.Run{F: hierarchy},
+			"Memory latency":   &lessons.Run{Name: "measure", F: latency},
 			"Copy bandwidth": &lessons.Sweep{Title: "Device-to-device copy bandwidth", Problem: copyProblem(),
 				XLabel: "bytes copied", Sizes: []lessons.Size{{1 << 20}, {1 << 22}, {1 << 24}, {1 << 26}, {1 << 28}, {1 << 29}}},
 			"GEMM throughput": &lessons.Sweep{Title: "cuBLAS GEMM throughput", Problem: gemmProblem(),

@@ -1,6 +1,7 @@
 package hellogpu
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,82 +28,112 @@ func deviceTable(env *lessons.Env, l *lessons.Lesson, step string) error {
 }
 
 // whereAmI runs where_am_i, checks what every thread wrote, and shows which
-// SM ran each block.
+// SM ran each block: on a GPU, what it runs; without one, the run recorded
+// with the lesson, where it was launched as this step launches it.
 func whereAmI(env *lessons.Env, l *lessons.Lesson, step string) error {
 	threads, size := env.Launch()
-	n := size[0]
-	src, _ := kernels.Source("hello.cu")
-	k, err := env.Kernel(src, "where_am_i")
-	if err != nil {
+	rs, err := env.LiveOr(func() ([]lessons.Result, error) {
+		return runWhere(env, l, step, threads, size[0])
+	}, func() ([]lessons.Result, error) {
+		return recordedWhere(env, l, step, threads, size[0]), nil
+	})
+	if err != nil || len(rs) == 0 {
 		return err
 	}
-	cs, err := env.RunOnce(l.Problem, size, lessons.Impl{}, k, threads)
+	return showWhere(env, rs[0])
+}
+
+// whereMap is what a run of where_am_i found, kept as JSON in its
+// result's Detail: the SM each block ran on, and the GPU's SM count.
+type whereMap struct {
+	SMs     []int32 `json:"sms"` // block b ran on SM SMs[b]
+	SMCount int     `json:"sm_count"`
+}
+
+// runWhere launches where_am_i (the learner's, where they edited it) on n
+// threads in blocks of threads, checks every record, and records the
+// result: the block→SM map where the check passed, what failed where not.
+// It returns no result where the kernel did not run.
+func runWhere(env *lessons.Env, l *lessons.Lesson, step string, threads, n int) ([]lessons.Result, error) {
+	src, err := kernels.Source("hello.cu")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	k, err := env.Kernel(src, "where_am_i")
+	if err != nil {
+		return nil, err
+	}
+	cs, err := env.RunOnce(l.Problem, lessons.Size{n}, lessons.Impl{Name: "where_am_i"}, k, threads)
+	if err != nil {
+		return nil, err
 	}
 	defer cs.Free()
 	c := cs.(*whereCase)
-	_, err = c.Check()
 	blocks := gpu.Blocks(n, threads)
-	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "check", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
-		DType: "int32", Block: threads, Passed: err == nil}
-	if err != nil {
+	r := lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: "where_am_i", Size: fmt.Sprintf("%d×%d threads", blocks, threads),
+		Dims: []int{n}, Block: threads, DType: "int32"}
+	if _, err := c.Check(); err != nil {
 		r.Detail = err.Error()
+		return []lessons.Result{env.Record(r)}, err
 	}
-	env.Record(r)
+	m := whereMap{SMCount: env.Dev.Info().SMs}
+	for b := range blocks {
+		m.SMs = append(m.SMs, c.sms[b*threads])
+	}
+	detail, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(env.Out, "block→SM: %s\n", blockMap(c.sms, blocks, threads, 32))
+	r.Passed, r.Detail = true, string(detail)
+	return []lessons.Result{env.Record(r)}, nil
+}
+
+// recordedWhere returns the run of where_am_i recorded for step with this
+// launch, having said that it is replayed; none, having said what the
+// step does on a GPU, where no such run was recorded.
+func recordedWhere(env *lessons.Env, l *lessons.Lesson, step string, threads, n int) []lessons.Result {
+	fmt.Fprintf(env.Out, "No GPU here (%v): this step runs where_am_i on %d threads, in blocks of %d, on a GPU; ", env.NoGPU, n, threads)
+	for _, r := range l.Recorded().Filter(step, "bench") {
+		if r.Block == threads && len(r.Dims) == 1 && r.Dims[0] == n {
+			fmt.Fprintf(env.Out, "showing the run %s.\n", lessons.ResultSet{Results: []lessons.Result{r}}.Source())
+			return []lessons.Result{r}
+		}
+	}
+	fmt.Fprintf(env.Out, "no such run was recorded.\n")
+	return nil
+}
+
+// showWhere shows a run of where_am_i: which SM ran each block, and how
+// many SMs they were.
+func showWhere(env *lessons.Env, r lessons.Result) error {
+	if !r.Passed {
+		return fmt.Errorf("where_am_i, %s: %s", r.Size, r.Detail)
+	}
+	var m whereMap
+	if err := json.Unmarshal([]byte(r.Detail), &m); err != nil {
+		return fmt.Errorf("where_am_i, %s: the block→SM map recorded cannot be read: %w", r.Size, err)
+	}
+	fmt.Fprintf(env.Out, "block→SM: %s\n", blockMap(m.SMs, 32))
 	distinct := map[int32]bool{}
-	for i := 0; i < n; i += threads {
-		distinct[c.sms[i]] = true
+	for _, sm := range m.SMs {
+		distinct[sm] = true
 	}
 	fmt.Fprintf(env.Out, "check: every one of %d threads wrote its own block and index, and nothing past the end. %d blocks ran on %d different SMs of %d.\n",
-		n, blocks, len(distinct), env.Dev.Info().SMs)
+		r.Dims[0], len(m.SMs), len(distinct), m.SMCount)
 	return nil
 }
 
-// whereAmIReplay says what whereAmI does on a GPU.
-func whereAmIReplay(env *lessons.Env, _ *lessons.Lesson, _ string) error {
-	threads, size := env.Launch()
-	fmt.Fprintf(env.Out, "No GPU here: this step runs where_am_i on %d threads, in blocks of %d, on a GPU.\n", size[0], threads)
-	return nil
-}
-
-// blockMap writes "block→SM" for the first most blocks, and how many more
-// there are.
-func blockMap(sms []int32, blocks, threads, most int) string {
+// blockMap writes "block→SM" for the first most blocks of sms (block b
+// ran on sms[b]), and how many more there are.
+func blockMap(sms []int32, most int) string {
 	var parts []string
-	for b := 0; b < min(blocks, most); b++ {
-		parts = append(parts, fmt.Sprintf("%d→%d", b, sms[b*threads]))
+	for b, sm := range sms[:min(len(sms), most)] {
+		parts = append(parts, fmt.Sprintf("%d→%d", b, sm))
 	}
-	if blocks > most {
-		parts = append(parts, fmt.Sprintf("… and %d blocks more", blocks-most))
+	if len(sms) > most {
+		parts = append(parts, fmt.Sprintf("… and %d blocks more", len(sms)-most))
 	}
 	return strings.Join(parts, " ")
-}
-
-// checkWhere checks what where_am_i wrote and returns each block's SM.
-// SM numbers need not run from 0 to the SM count: PTX does not promise
-// that %smid is contiguous, so only a negative one (never written) fails.
-func checkWhere(block, thread, sm []int32, threads int) ([]int32, error) {
-	smOf := make([]int32, (len(block)+threads-1)/threads)
-	for i := range block {
-		b, t := int32(i/threads), int32(i%threads)
-		switch {
-		case block[i] != b:
-			return nil, fmt.Errorf("check: block[%d] = %d, want %d", i, block[i], b)
-		case thread[i] != t:
-			return nil, fmt.Errorf("check: thread[%d] = %d, want %d", i, thread[i], t)
-		case sm[i] < 0:
-			return nil, fmt.Errorf("check: sm[%d] = %d, which no SM is", i, sm[i])
-		case t > 0 && sm[i] != smOf[b]:
-			return nil, fmt.Errorf("check: thread %d of block %d ran on SM %d, thread 0 on SM %d", t, b, sm[i], smOf[b])
-		}
-		smOf[b] = sm[i]
-	}
-	return smOf, nil
 }
 
 // hierarchy prints the levels of memory with this GPU's sizes.
@@ -121,7 +152,7 @@ func writeHierarchy(env *lessons.Env, info gpu.DeviceInfo) {
 	kib := func(b int64) string { return fmt.Sprintf("%d KiB", b>>10) }
 	rows := [][3]string{
 		{"registers", fmt.Sprintf("%s per SM", kib(int64(info.RegsPerSM)*4)), "one thread; at most 255 × 4 B each"},
-		{"shared memory", fmt.Sprintf("%s per SM", kib(info.SharedPerSM)), fmt.Sprintf("one block; up to %s each", kib(info.SharedPerBlockOptin))},
+		{"shared memory", fmt.Sprintf("%s per SM", kib(info.SharedPerSM)), sharedBy(info) + fmt.Sprintf("; up to %s a block", kib(info.SharedPerBlockOptin))},
 		{"L1 cache", "the rest of the SM's store", "one SM; shares its storage with shared memory"},
 		{"L2 cache", fmt.Sprintf("%.0f MiB", float64(info.L2Bytes)/(1<<20)), "all SMs"},
 		{"global memory", fmt.Sprintf("%.1f GiB", float64(info.GlobalMem)/(1<<30)), fmt.Sprintf("all SMs and the host; %s theoretical", gbps(info.PeakBandwidth()))},
@@ -132,6 +163,16 @@ func writeHierarchy(env *lessons.Env, info gpu.DeviceInfo) {
 	}
 	fmt.Fprintf(env.Out, "  %d SMs in all: %.1f MiB of registers and %.1f MiB of shared memory across the GPU.\n",
 		info.SMs, float64(int64(info.SMs)*int64(info.RegsPerSM)*4)/(1<<20), float64(int64(info.SMs)*info.SharedPerSM)/(1<<20))
+}
+
+// sharedBy says who shares shared memory on the GPU info describes: one
+// block; from compute capability 9.0 on, the blocks of a cluster, which
+// read one another's (distributed shared memory, lesson 12's softmax_v6).
+func sharedBy(info gpu.DeviceInfo) string {
+	if info.Major >= 9 {
+		return "one block, or a cluster of blocks"
+	}
+	return "one block"
 }
 
 func gbps(bytesPerSecond float64) string {

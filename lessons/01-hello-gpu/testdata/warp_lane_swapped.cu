@@ -1,0 +1,10 @@
+// A planted mistake: warp and lane swapped, / for % and % for /.
+extern "C" __global__ void which_warp_exercise(int* warp, int* lane, int* sm, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    warp[i] = threadIdx.x % warpSize;
+    lane[i] = threadIdx.x / warpSize;
+    sm[i] = smid;
+}
