@@ -2,6 +2,7 @@ package matmul
 
 import (
 	"fmt"
+	"slices"
 
 	"cudarepl/blas"
 	"cudarepl/gpu"
@@ -50,6 +51,9 @@ func (c *mcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	case "matmul_v5", "matmul_v6", "matmul_v7":
 		return launch(gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), gpu.Dim(256)), nil
 	}
+	if slices.Contains(v7Steps, impl.Name) { // the steps from v6 to v7 launch as v7 does
+		return launch(gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), gpu.Dim(256)), nil
+	}
 	return nil, fmt.Errorf("fp32 matmul has no variant %q", impl.Name)
 }
 
@@ -71,56 +75,100 @@ func (c *mcase) Free() {
 	c.env.FreeAll(c.da, c.db, c.dc)
 }
 
-// traffic prints the predicted global-memory bytes per output of each
-// version at K = 4096, beside its rate in the fp32 ladder and the
-// tensor-core sweep where they have one.
-func traffic(env *lessons.Env, l *lessons.Lesson, ladder, tensorCores *lessons.Sweep) error {
+// shape is what a version's code asks of memory, for the traffic table.
+type shape struct {
+	bm, bn int // the outputs of a block's tile; 1×1 for the untiled versions
+	// warp is, for an untiled version, the 32-byte sectors its warp's loads
+	// of A and B touch at each step of k, for the warp's 32 outputs.
+	warp float64
+	// shared and loads are the bytes each thread reads from shared memory
+	// for every multiply-add, and the load instructions it reads them with,
+	// as the kernel's code reads them.
+	shared, loads float64
+}
+
+// shapes are the ladder's versions, by name.
+var shapes = map[string]shape{
+	"matmul_v1": {1, 1, 32 + 1, 0, 0},           // 32 rows of A, a sector each; one float of B, the same for all 32 lanes
+	"matmul_v2": {1, 1, 1 + 4, 0, 0},            // one float of A for all 32 lanes; 32 consecutive floats of B, 4 sectors
+	"matmul_v3": {32, 32, 0, 8, 2},              // As[ty][k] and Bs[k][tx] for each multiply-add
+	"matmul_v4": {64, 64, 0, 36.0 / 8, 9.0 / 8}, // one float of B and 8 of A for 8 multiply-adds
+	"matmul_v5": {128, 128, 0, 1, 16.0 / 64},    // 8 floats of A and 8 of B for 64
+	"matmul_v6": {128, 128, 0, 1, 4.0 / 64},     // the same 16 floats, as four float4s
+	"matmul_v7": {128, 128, 0, 1, 4.0 / 64},
+}
+
+// requested is the global memory a version's loads ask for per output at
+// depth k, in bytes, counted in the 32-byte sectors its warps' loads
+// touch: for a tile of bm×bn outputs, a row of bm floats of A and a column
+// of bn of B each step of k, whole sectors; for an untiled version, the
+// sectors of its warp.
+func (sh shape) requested(k int) float64 {
+	if sh.warp > 0 {
+		return sh.warp * float64(k) // each sector's 32 bytes serve the warp's 32 outputs: a byte each
+	}
+	return 4 * float64(k) * (1/float64(sh.bm) + 1/float64(sh.bn))
+}
+
+// sectorsMetric is Nsight Compute's count of the 32-byte sectors global
+// loads touched.
+const sectorsMetric = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+
+// traffic prints, for each version of the ladder, the global memory its
+// loads ask for per output at K = 4096 beside what Nsight Compute counted,
+// the shared memory each multiply-add reads, and its rate in the ladder.
+func traffic(env *lessons.Env, l *lessons.Lesson, ladder *lessons.Sweep) error {
 	const k = 4096
 	t := &lessons.Table{
-		Headers: []string{"version", "tile", "bytes read per output", "TFLOP/s at 4096³", "% of cuBLAS"},
-		Right:   []bool{false, true, true, true, true},
+		Headers: []string{"version", "tile", "global B/output", "Nsight Compute", "shared B/FMA", "loads/FMA", "TFLOP/s at 4096³", "% of cuBLAS"},
+		Right:   []bool{false, true, true, true, true, true, true, true},
 	}
-	// rates returns a step's results at 4096³ by variant, and the library's.
-	rates := func(sweep *lessons.Sweep, library string) (map[string]lessons.Result, lessons.Result, []lessons.Result) {
-		rs := env.Latest(l, sweep)
-		by := map[string]lessons.Result{}
-		for _, r := range rs {
-			if r.Dims[0] == k {
-				by[r.Variant] = r
+	rs := env.Latest(l, ladder)
+	by := map[string]lessons.Result{}
+	for _, r := range rs {
+		if r.Dims[0] == k {
+			by[r.Variant] = r
+		}
+	}
+	profiles := env.Results.Filter(ladderStep, "profile")
+	if len(profiles) == 0 {
+		profiles = l.Recorded().Filter(ladderStep, "profile")
+	}
+	counted := map[string]float64{} // bytes an output, from the sectors counted
+	for _, r := range profiles {
+		if len(r.Dims) == 3 && r.Dims[2] == k {
+			for _, kn := range r.Kernels {
+				if v, ok := kn.Get(sectorsMetric); ok {
+					counted[r.Variant] += 32 * v / float64(r.Dims[0]*r.Dims[1])
+				}
 			}
 		}
-		return by, by[library], rs
 	}
-	row := func(name string, tile [2]int, bytes float64, rate, lib lessons.Result) {
-		r, share := "—", "—"
-		if rate.Throughput > 0 {
-			r = fmt.Sprintf("%.1f", rate.Throughput)
-			share = lessons.RatioOf(rate, lib).Times(100).Text("%.1f")
-		}
-		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%d×%d", tile[0], tile[1]), fmt.Sprintf("%.0f B", bytes), r, share})
-	}
-	fp32, lib32, rs := rates(ladder, "cuBLAS")
 	for _, im := range l.Problem.Impls {
-		tile, ok := tiles[im.Name]
+		sh, ok := shapes[im.Name]
 		if !ok {
 			continue
 		}
-		bytes := 4 * float64(k) * (1/float64(tile[0]) + 1/float64(tile[1]))
-		if im.Name == "matmul_v1" {
-			bytes = 4*k*8 + 4*k // each 32-byte sector of A carries one useful float; B is broadcast
+		rate, share, seen, shared, loads := "—", "—", "—", "—", "—"
+		if r := by[im.Name]; r.Throughput > 0 {
+			rate = fmt.Sprintf("%.1f", r.Throughput)
+			share = lessons.RatioOf(r, by[cublas]).Times(100).Text("%.1f")
 		}
-		row(im.Name, tile, bytes, fp32[im.Name], lib32)
+		if b, ok := counted[im.Name]; ok {
+			seen = fmt.Sprintf("%.0f B", b)
+		}
+		if sh.shared > 0 {
+			shared, loads = fmt.Sprintf("%.3g B", sh.shared), fmt.Sprintf("%.3g", sh.loads)
+		}
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%d×%d", sh.bm, sh.bn), fmt.Sprintf("%.0f B", sh.requested(k)), seen, shared, loads, rate, share})
 	}
-	// Tensor cores, fp16: two bytes per element; % of cuBLAS fp16.
-	fp16, lib16, rs16 := rates(tensorCores, "cuBLAS fp16")
-	for _, v := range []struct {
-		name string
-		tile [2]int
-	}{{"matmul_tc_v1", [2]int{16, 16}}, {"matmul_tc_v2", [2]int{128, 128}}, {"matmul_tc_v3", [2]int{128, 256}}} {
-		row(v.name+" (fp16)", v.tile, 2*float64(k)*(1/float64(v.tile[0])+1/float64(v.tile[1])), fp16[v.name], lib16)
+	t.Notes = append(t.Notes, "global B/output: what the loads ask for, in the 32-byte sectors they touch; Nsight Compute: the sectors its counter found, × 32 B ÷ outputs",
+		"shared B/FMA and loads/FMA: what each thread reads from shared memory for a multiply-add, and in how many load instructions, as its code is written")
+	if len(counted) > 0 {
+		t.Notes = append(t.Notes, "counted: "+env.About(profiles))
 	}
-	if len(rs)+len(rs16) > 0 {
-		t.Notes = append(t.Notes, "rates: "+env.About(append(rs, rs16...))+"; tensor-core rows against cuBLAS fp16")
+	if len(rs) > 0 {
+		t.Notes = append(t.Notes, "rates: "+env.About(rs))
 	} else {
 		t.Notes = append(t.Notes, "rates: run 'bench' to measure them")
 	}

@@ -16,7 +16,7 @@ import (
 func tensorProblem(bf16 bool) *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16, Baseline: "cuBLAS fp16",
-		Kernels:    "matmul_tc.cu",
+		Kernels:    tcFile,
 		CheckSizes: []lessons.Size{{16, 8, 16}, {17, 33, 65}, {24, 40, 72}, {1000, 1003, 517}, {1000, 1000, 520}},
 		Setup:      func(env *lessons.Env, s lessons.Size) (lessons.Case, error) { return setupHalf(env, s, bf16) },
 		Memory:     lessons.MatmulMemory(2, 2),
@@ -41,7 +41,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 		}
 		p.Impls = append(p.Impls, im)
 	}
-	lib := lessons.Impl{Name: "cuBLAS fp16", Summary: "cublasGemmEx, fp16 in and out, fp32 accumulation", Library: true}
+	lib := lessons.Impl{Name: cublasFP16, Summary: "cublasGemmEx, fp16 in and out, fp32 accumulation", Library: true}
 	if bf16 {
 		lib = lessons.Impl{Name: "cuBLAS bf16", Summary: "cublasGemmEx, bf16 in and out, fp32 accumulation", Library: true}
 	}
@@ -110,7 +110,7 @@ func (c *hcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 		dt = gpu.BF16
 	}
 	switch impl.Name {
-	case "cuBLAS fp16", "cuBLAS bf16":
+	case cublasFP16, "cuBLAS bf16":
 		return []gpu.Op{blas.GEMM{M: c.m, N: c.n, K: c.k, A: c.da, B: c.db, C: c.dc, Alpha: 1, Type: dt, OutType: dt, Compute: blas.Compute32F}}, nil
 	case "matmul_tc_v1":
 		tiles := gpu.Blocks(c.m, 16) * gpu.Blocks(c.n, 16)

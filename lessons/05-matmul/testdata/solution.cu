@@ -1,3 +1,4 @@
+// The exercise done as matmul_v3 does it: it passes, and racecheck finds no hazard.
 extern "C" __global__ void matmul_exercise(const float* A, const float* B, float* C, int M, int N, int K) {
     const int T = 32;
     __shared__ float As[T][T];

@@ -1,0 +1,19 @@
+// A planted mistake: a thread with no output returns before the tile loop, so
+// its share of the tiles, which the threads that stay read, is never loaded.
+extern "C" __global__ void matmul_exercise(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int T = 32;
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    if (row >= M || col >= N) return;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += T) {
+        As[ty][tx] = t + tx < K ? A[row * K + t + tx] : 0.0f;
+        Bs[ty][tx] = t + ty < K ? B[(t + ty) * N + col] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < T; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    C[row * N + col] = acc;
+}

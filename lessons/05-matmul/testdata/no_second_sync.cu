@@ -1,0 +1,17 @@
+// A planted mistake: no barrier after the inner product, so a fast warp can
+// overwrite a tile a slow one still reads; the check may pass, racecheck does not.
+extern "C" __global__ void matmul_exercise(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int T = 32;
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += T) {
+        As[ty][tx] = (row < M && t + tx < K) ? A[row * K + t + tx] : 0.0f;
+        Bs[ty][tx] = (t + ty < K && col < N) ? B[(t + ty) * N + col] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < T; k++) acc += As[ty][k] * Bs[k][tx];
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}

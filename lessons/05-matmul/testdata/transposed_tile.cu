@@ -1,0 +1,19 @@
+// A planted mistake: B's tile loaded transposed, k taken from tx as it is for
+// A's, so Bs[ty][tx] holds B[t + tx][bx·32 + ty] instead of B[t + ty][bx·32 + tx].
+extern "C" __global__ void matmul_exercise(const float* A, const float* B, float* C, int M, int N, int K) {
+    const int T = 32;
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += T) {
+        As[ty][tx] = (row < M && t + tx < K) ? A[row * K + t + tx] : 0.0f;
+        int bcol = blockIdx.x * T + ty;
+        Bs[ty][tx] = (t + tx < K && bcol < N) ? B[(t + tx) * N + bcol] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < T; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
