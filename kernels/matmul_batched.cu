@@ -1,15 +1,16 @@
 // Batched matrix products, C_i = A_i·B_i for a batch of products stored back
 // to back, fp32, every matrix row-major: the i-th A (M×K), B (K×N) and C
 // (M×N) start i·M·K, i·K·N and i·M·N floats in, and blockIdx.z picks the
-// product, so one launch runs the whole batch. The products are small (the
-// lesson's are 256³), each too small to fill the GPU alone: the versions
-// differ in how their tiles fill the SMs and how the tiles reach shared
-// memory.
+// product, so one launch runs the whole batch. Every version is launched
+// once for the batch; they differ in what a block does with its tile, the
+// tuning lesson 5 teaches. The tuning notes of v3 and v4 (registers,
+// instruction counts from the SASS) sit beside their code.
 
 #include "cudarepl.cuh"
 
 // v1: matmul_v3 over a batch: blockIdx.z picks the product, and one launch
-// does the whole batch.
+// does the whole batch (lesson 6's H100 recording: 40 × 256³ in 161.8 µs,
+// where matmul_v3's forty launches took 525.7).
 extern "C" __global__ void matmul_batched_v1(const float* A, const float* B, float* C, int M, int N, int K) {
     const int T = 32;
     __shared__ float As[T][T];
@@ -30,11 +31,10 @@ extern "C" __global__ void matmul_batched_v1(const float* A, const float* B, flo
     if (row < M && col < N) C[row * N + col] = acc;
 }
 
-// v2: matmul_v7's scheme (two stages, 8×8 register tiles) on 64×64 tiles of
-// 64 threads: a 256×256 product is only 4 tiles of 128×128, so forty of them
-// would leave a 132-SM GPU with 160 big blocks in two uneven waves; 64×64
-// tiles make 640 small blocks that fit in one. Needs K and N to be
-// multiples of 4.
+// v2: matmul_v7's scheme (two stages, 8×8 outputs a thread) on 64×64 tiles
+// of 64 threads: 16 blocks a 256³ product, each value read from shared
+// memory feeding 8 multiply-adds where v1's feeds one (on the H100, 40 ×
+// 256³ in 44.1 µs against v1's 161.8). Needs K and N to be multiples of 4.
 extern "C" __global__ void __launch_bounds__(64) matmul_batched_v2(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 64, BN = 64, BK = 16;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -132,18 +132,24 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-// v3: three shared-memory stages: while the math reads one, cp.async fills
-// the other two straight from global memory, so no registers hold the next
-// tile and no stores copy it in, and a tile is requested two rounds of math
-// before it is needed. A stays row-major in shared memory: a thread reads
-// four k's of one row as a float4, and a warp reads two adjacent rows, whose
-// float4s fall in different banks (rows are padded by 4 floats, which a warp
-// spanning four rows would need; this layout does not). Each thread owns
-// 8×4 outputs instead of 8×8: 96 registers instead of 167, so five 4-warp
-// blocks fit per SM and 20 warps take turns hiding latency instead of 10.
-// Needs K and N multiples of 4.
+// v3: 8×4 outputs a thread in blocks of 128 instead of 8×8 in blocks of
+// 64, and tiles copied by cp.async, three stages deep (lesson 6's H100
+// recording: 40 × 256³ in 40.7 µs against v2's 44.1). The reshape is most
+// of the gain: in the H100 session that wrote v3 (docs/measurements.md,
+// third session), the 8×4 shape with v2's register staging ran 40 × 256³
+// in 41.5–42.0 µs, v3 in 40.8, v2 in 44.4. Launch bounds of (128, 5) ask
+// for five blocks an SM (NVRTC 13 gave it 96 registers); lesson 6's Waves
+// step asks the driver how many fit. Needs K and N multiples of 4.
 extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v3(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 64, BN = 64, BK = 16, NT = 128, STAGES = 3, TR = 8;  // TR: rows of threads
+    // Tuning notes. While the math reads one stage, cp.async fills the other
+    // two straight from global memory: no registers hold the next tile, no
+    // stores copy it in, and a tile is requested two rounds before it is
+    // used. cp.async cannot transpose, so A stays row-major: a thread reads
+    // four k's of one row as a float4, and a warp's reads fall on two
+    // adjacent rows, in different banks (the 4-float padding would matter
+    // to a warp spanning four rows; this one does not). Three stages take
+    // 3 · (64·20 + 16·64) · 4 = 27,648 B of shared memory.
     __shared__ __align__(16) float As[STAGES][BM][BK + 4];
     __shared__ __align__(16) float Bs[STAGES][BK][BN];
     A += (size_t)blockIdx.z * M * K;
@@ -214,16 +220,21 @@ extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v3(const flo
 }
 
 // v4: the TMA does the copies: one thread asks for a 64×32 tile of A and a
-// 32×64 tile of B with two instructions, where each of v3's threads spent
-// some ninety instructions a round on cp.async addresses and bounds. The
-// loop is now almost only FFMA and shared-memory loads. Tiles are 32 deep
-// (two stages take the shared memory of v3's three of 16), so a barrier and
-// a wait come every 32 steps of k, not 16. The TMA fills what falls outside
-// a matrix with zeros, so the loop checks no bounds. Needs Hopper (kernels
-// compiled for sm_90a), and K and N multiples of 4.
+// 32×64 tile of B with two instructions, so the loop is almost only FFMA
+// and shared-memory loads (lesson 6's H100 recording: 40 × 256³ in 35.8 µs
+// against v3's 40.7). Needs Hopper (kernels compiled for sm_90a), and K
+// and N multiples of 4.
 extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v4(const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB, float* C, int M, int N, int K) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     const int BM = 64, BN = 64, BK = 32, STAGES = 2, TR = 8;  // TR: rows of threads
+    // Tuning notes. In the SASS NVRTC 13 made of v3 for sm_90a, 91 of the
+    // loop's 675 instructions (for 512 FFMAs) computed each thread's
+    // cp.async addresses and bounds; here thread 0 issues the copies, and
+    // the loop is 1184 instructions for 1024 FFMAs (docs/measurements.md,
+    // fourth session). Tiles are 32 deep, so the barrier and the wait come
+    // once every 32 steps of k: two stages take 2 · (64·32 + 32·64) · 4 =
+    // 32,768 B of shared memory, against v3's 27,648. The TMA fills what
+    // falls outside a matrix with zeros, so the loop checks no bounds.
     const unsigned TILE_BYTES = (BM * BK + BK * BN) * 4;
     __shared__ __align__(128) float As[STAGES][BM * BK];  // row-major, as TMA writes the box
     __shared__ __align__(128) float Bs[STAGES][BK * BN];
