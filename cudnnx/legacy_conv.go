@@ -15,10 +15,14 @@ import (
 type LegacyConv struct {
 	N, C, H, W, K, R, S int
 	Pad, Stride         int
-	Type                gpu.DType // FP32 (no tensor cores) or FP16 (tensor cores, fp32 accumulate)
-	NHWC                bool
-	X, Wt, Y            gpu.DevicePtr
-	Algo                int // cudnnConvolutionFwdAlgo_t, an index of LegacyConvAlgos
+	Type                gpu.DType // FP32 (the fp32 units, or TF32 tensor cores with TF32) or FP16 (tensor cores, fp32 accumulate)
+	// TF32, for FP32, lets cuDNN round the inputs to TF32 and use the
+	// tensor cores (CUDNN_DEFAULT_MATH, as the graph API may); without it
+	// an fp32 convolution stays on the fp32 units (CUDNN_FMA_MATH).
+	TF32     bool
+	NHWC     bool
+	X, Wt, Y gpu.DevicePtr
+	Algo     int // cudnnConvolutionFwdAlgo_t, an index of LegacyConvAlgos
 }
 
 // OutHW is the output's height and width.
@@ -31,7 +35,11 @@ func (cv LegacyConv) String() string {
 	if cv.NHWC {
 		layout = "NHWC"
 	}
-	return fmt.Sprintf("conv %dx%dx%dx%d→%d %dx%d %s %s", cv.N, cv.C, cv.H, cv.W, cv.K, cv.R, cv.S, layout, cv.Type)
+	math := ""
+	if cv.Type == gpu.FP32 && cv.TF32 {
+		math = " (TF32 allowed)"
+	}
+	return fmt.Sprintf("conv %dx%dx%dx%d→%d %dx%d %s %s%s", cv.N, cv.C, cv.H, cv.W, cv.K, cv.R, cv.S, layout, cv.Type, math)
 }
 
 // Name is the convolution and its algorithm.
@@ -139,10 +147,14 @@ func (st *cudnnState) convDescriptors(cv LegacyConv) (*convDescs, error) {
 			return nil, err
 		}
 	}
-	// fp32 stays on the fp32 units (FMA math); fp16 may use tensor cores.
+	// fp32 stays on the fp32 units (FMA math) unless TF32 is allowed;
+	// fp16 may use tensor cores.
 	math := int32(3) // CUDNN_FMA_MATH
-	if cv.Type == gpu.FP16 {
+	switch {
+	case cv.Type == gpu.FP16:
 		math = 1 // CUDNN_TENSOR_OP_MATH
+	case cv.TF32:
+		math = 0 // CUDNN_DEFAULT_MATH: on Ampere and newer, TF32 tensor-core math is permitted
 	}
 	const computeFloat = 0
 	calls = []struct {
@@ -217,7 +229,9 @@ func (st *cudnnState) convAlgos(x *gpu.Exec, cv LegacyConv) ([]AlgoReport, error
 		r.Workspace = ws
 		if err == nil {
 			var ts []time.Duration
-			if ts, err = x.Time(cv.String(), run, 2, 9); err == nil {
+			// Warmed up and timed as an autotuned graph's candidates are
+			// (timePlan), so that the two can stand in one table.
+			if ts, err = x.Time(cv.String(), run, 5, 9); err == nil {
 				r.Time = gpu.Summarize(ts).Median
 			}
 		}

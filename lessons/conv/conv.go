@@ -69,7 +69,17 @@ func NewData(s Shape, dt gpu.DType) *Data {
 	}
 	d.X = rnd(s.N*s.C*s.H*s.W, 1)
 	d.Wt = rnd(s.K*s.C*9, 1/math.Sqrt(float64(9*s.C)))
-	d.Bias = rnd(s.K, 0.5)
+	// Biases alternate in sign, 0.1 to 0.5 in size: with half of them
+	// negative, a ReLU applied before the bias instead of after it
+	// (max(y, 0) + b) leaves negative outputs that a check sees.
+	d.Bias = make([]float64, s.K)
+	for k := range d.Bias {
+		b := 0.1 + 0.4*rand.Float64()
+		if k%2 == 0 {
+			b = -b
+		}
+		d.Bias[k] = cudnnx.RoundTo(dt, b)
+	}
 	outs := s.N * s.K * s.H * s.W
 	if float64(outs)*float64(9*s.C) > numeric.FullCheckMACs {
 		for range 4096 {
