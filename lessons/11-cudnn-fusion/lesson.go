@@ -1,11 +1,12 @@
 // Package cudnnfusion is lesson 11: convolution, bias and ReLU as one fused
-// cuDNN graph against three kernels that each go through global memory.
+// cuDNN graph against three kernels that each go through global memory,
+// what building a plan costs, what autotuning buys, and, as the exercise,
+// the bias and ReLU written as one elementwise kernel.
 package cudnnfusion
 
 import (
 	"embed"
 	"fmt"
-	"time"
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
@@ -14,11 +15,22 @@ import (
 	"cudarepl/numeric"
 )
 
-//go:embed lesson.md results
+//go:embed lesson.md exercise.cu results testdata
 var files embed.FS
 
 // benchShape is the layer the lesson measures, fp16 NHWC.
 var benchShape = lessons.Size{32, 64, 112, 112, 64}
+
+// exerciseMin is the share of the layer's throughput with the course's
+// bias_relu_nhwc that the layer must reach with the exercise's kernel, at
+// benchShape. Checked on the H200, testdata's one_at_a_time.cu (one value
+// a thread at a time) reached 0.64 (144.5 µs against 92.8), and
+// solution.cu (8 values a thread, as bias_relu_nhwc) 1.01 (93.0 against
+// 93.6).
+const exerciseMin = 0.85
+
+// batches are the batch sizes the sweep runs the layer at.
+var batches = []int{1, 4, 8, 16, 32}
 
 // The ways to run the layer, as impls.
 const (
@@ -31,12 +43,29 @@ const (
 
 func init() {
 	var sweep []lessons.Size
-	for _, n := range []int{1, 4, 8, 16, 32} {
-		sweep = append(sweep, lessons.Size{n, 64, 112, 112, 64})
+	for _, n := range batches {
+		sweep = append(sweep, batch(n))
 	}
 	fusedOrNot := &lessons.Sweep{Title: "conv + bias + ReLU, fp16 NHWC", XLabel: "batch (N), 64×112×112 → 64", Sizes: sweep}
 	lessons.Register(lessons.Def{
 		Number: 11, Slug: "cudnn-fusion", Files: files, Kernels: "bias_relu.cu", Problem: problem(),
+		Exercise: &lessons.Exercise{
+			File: "bias_relu_exercise.cu", Kernel: "bias_relu_exercise", Like: unfusedOne, Bench: benchShape,
+			Fast: &lessons.Speed{Against: unfusedOne, Min: exerciseMin,
+				Why: "the course's kernel moves 8 values, 16 bytes, with each load and each store; " +
+					"one 2-byte value a thread at a time takes eight times the memory instructions for the same bytes"},
+			Task: fmt.Sprintf("Write the bias and the ReLU that follow the convolution as one pass over y, in place: "+
+				"each fp16 element of the NHWC output becomes ReLU(y + b) with the bias of its channel, "+
+				"over a grid of fewer threads than elements. At %s the layer with your kernel must reach "+
+				"at least %.2f of its throughput with the course's.", conv.Label(benchShape), exerciseMin),
+		},
+		Planted: []lessons.Planted{
+			{File: "solution.cu"},
+			{File: "one_at_a_time.cu", Want: "correct but too slow"},
+			{File: "nchw_channel.cu", Want: "check: y: relative error"},
+			{File: "relu_before_bias.cu", Want: "check: y: relative error"},
+			{File: "bits_added.cu", Want: "check: y: relative error"},
+		},
 		Actions: map[string]lessons.Action{
 			"Three kernels or one":  &lessons.ShowKernel{Names: []string{"bias_add_nhwc", "relu_h", "bias_relu_nhwc"}},
 			"The fused graph":       &lessons.Run{Name: "show", F: showGraph},
@@ -47,6 +76,7 @@ func init() {
 			}},
 			"Rebuild or reuse": &lessons.Run{Name: "measure", F: rebuild},
 			"Autotuning":       &lessons.Run{Name: "measure", F: autotune},
+			"Exercise":         &lessons.ExerciseStep{},
 		},
 	})
 }
@@ -105,7 +135,12 @@ func setup(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	return c, nil
 }
 
-func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
+// Ops is impl's work: a graph, then for the unfused ways their
+// elementwise kernels, each loaded through Env.FileKernel (so a learner's
+// edit of one runs in its place). k, where set, is a learner's kernel
+// judged like the one-kernel way: it runs in place of bias_relu_nhwc,
+// launched as it is.
+func (c *fcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 	c.last = impl.Name
 	biasRelu := impl.Name == fused || impl.Name == autotuned
 	g, x, w, b, y := conv.Graph(impl.Name, c.s, gpu.FP16, true, biasRelu)
@@ -129,7 +164,11 @@ func (c *fcase) Ops(impl lessons.Impl, _ gpu.Kernel, _ int) ([]gpu.Op, error) {
 			gpu.Launch{Kernel: c.act, Grid: grid, Block: gpu.Dim(256), Args: []gpu.Arg{gpu.Ptr(c.buf.Y), gpu.Int64(n)}},
 		}, nil
 	case unfusedOne:
-		return []gpu.Op{op, gpu.Launch{Kernel: c.biasAct, Grid: grid, Block: gpu.Dim(256), Args: biasArgs}}, nil
+		biasAct := c.biasAct
+		if k.Name != "" {
+			biasAct = k
+		}
+		return []gpu.Op{op, gpu.Launch{Kernel: biasAct, Grid: grid, Block: gpu.Dim(256), Args: biasArgs}}, nil
 	}
 	return nil, fmt.Errorf("conv + bias + ReLU has no variant %q", impl.Name)
 }
@@ -171,39 +210,78 @@ func traffic(s conv.Shape, impl string) int64 {
 }
 
 // bytesTable puts each way's predicted traffic beside its time at N = 32,
-// from the results of the sweep.
+// then, at every batch size, what the unfused ways' extra passes over y
+// add to the conv alone: bytes, time and the rate they make. All from the
+// results of the sweep.
 func bytesTable(env *lessons.Env, l *lessons.Lesson, sweep *lessons.Sweep) error {
 	rs := env.Latest(l, sweep)
 	by := map[string]lessons.Result{}
 	for _, r := range rs {
-		if r.Dims[0] == benchShape[0] {
-			by[r.Variant] = r
-		}
+		by[r.Variant+"\x00"+r.Size] = r
 	}
-	base, ok := by[unfused]
-	alone, ok2 := by[convAlone]
+	at := func(impl string, n int) (lessons.Result, bool) {
+		r, ok := by[impl+"\x00"+conv.Label(batch(n))]
+		return r, ok
+	}
+	base, ok := at(unfused, benchShape[0])
+	alone, ok2 := at(convAlone, benchShape[0])
 	if !ok || !ok2 {
 		fmt.Fprintln(env.Out, "No results at N = 32 yet: run the sweep ('bench') first.")
 		return nil
 	}
 	t := &lessons.Table{
-		Headers: []string{"way", "memory traffic (MB)", "time (ms)", "× faster than unfused", "× the conv alone"},
-		Right:   []bool{false, true, true, true, true},
+		Headers: []string{"way", "memory traffic (MB)", "time (ms)", "traffic ÷ time (GB/s)", "× faster than unfused", "× the conv alone"},
+		Right:   []bool{false, true, true, true, true, true},
 		Notes:   []string{conv.Label(benchShape) + ", fp16 NHWC; traffic predicted from the tensors' sizes · " + env.About(rs)},
 	}
 	for _, im := range l.Problem.Impls {
-		r, ok := by[im.Name]
+		r, ok := at(im.Name, benchShape[0])
 		if !ok {
 			continue
 		}
 		// Every way does the same work, so a ratio of times is one of
 		// throughputs, taken the other way round: r's time over the conv
 		// alone's is the conv alone's throughput over r's.
-		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%.0f", float64(traffic(conv.Of(benchShape), im.Name))/1e6),
-			fmt.Sprintf("%.4f", r.MedianMs), lessons.RatioOf(r, base).String(), lessons.RatioOf(alone, r).String()})
+		bytes := float64(traffic(conv.Of(benchShape), im.Name))
+		t.Rows = append(t.Rows, []string{im.Name, fmt.Sprintf("%.0f", bytes/1e6), fmt.Sprintf("%.4f", r.MedianMs),
+			fmt.Sprintf("%.0f", bytes/(r.MedianMs*1e-3)/1e9), lessons.RatioOf(r, base).String(), lessons.RatioOf(alone, r).String()})
 	}
 	env.PrintTable(t)
+
+	passes := &lessons.Table{
+		Headers: []string{"batch (N)", "way", "y (MB)", "extra traffic (MB)", "extra time (µs)", "extra traffic ÷ time (GB/s)"},
+		Right:   []bool{true, false, true, true, true, true},
+		Notes: []string{"what each unfused way adds to the conv alone: its passes over y (and the bias), predicted; " +
+			"its median time less the conv alone's at the same size · " + env.About(rs)},
+	}
+	for _, n := range batches {
+		alone, ok := at(convAlone, n)
+		if !ok {
+			continue
+		}
+		s := conv.Of(batch(n))
+		for _, way := range []string{unfused, unfusedOne} {
+			r, ok := at(way, n)
+			if !ok {
+				continue
+			}
+			extra := float64(traffic(s, way) - traffic(s, convAlone))
+			dt := (r.MedianMs - alone.MedianMs) * 1e-3
+			rate := "—"
+			if dt > 0 {
+				rate = fmt.Sprintf("%.0f", extra/dt/1e9)
+			}
+			passes.Rows = append(passes.Rows, []string{fmt.Sprint(n), way, fmt.Sprintf("%.1f", float64(2*s.N*s.K*s.H*s.W)/1e6),
+				fmt.Sprintf("%.1f", extra/1e6), fmt.Sprintf("%.1f", dt*1e6), rate})
+		}
+	}
+	env.PrintTable(passes)
 	return nil
+}
+
+// batch is the measured layer at batch size n.
+func batch(n int) lessons.Size {
+	return lessons.Size{n, benchShape[1], benchShape[2], benchShape[3], benchShape[4]}
 }
 
 // layer builds the measured layer's fused graph with buffers on the GPU.
@@ -215,49 +293,6 @@ func layer(env *lessons.Env) (*cudnnx.Graph, cudnnx.Bind, func(), error) {
 	}
 	g, x, w, b, y := conv.Graph("conv+bias+relu", sh, gpu.FP16, true, true)
 	return g, buf.Bind(x, w, b, y), func() { buf.Free(env.Dev) }, nil
-}
-
-// rebuild times building the plan from nothing against finding it in the
-// cache, host wall time per call.
-func rebuild(env *lessons.Env, l *lessons.Lesson, step string) error {
-	rs, ok, err := env.Measured(l, step, func() ([]lessons.Result, error) {
-		g, bind, free, err := layer(env)
-		if err != nil {
-			return nil, err
-		}
-		defer free()
-		var out []lessons.Result
-		for _, way := range []struct {
-			name string
-			opt  cudnnx.Options
-			reps int
-		}{{"rebuild: heuristics, configs, finalize", cudnnx.Options{NoCache: true}, 5}, {"reuse: cache lookup", cudnnx.Options{}, 20}} {
-			var ts []time.Duration
-			for range way.reps {
-				start := time.Now()
-				if _, err := g.Plan(env.Dev, bind, way.opt); err != nil {
-					return nil, err
-				}
-				ts = append(ts, time.Since(start))
-			}
-			out = append(out, env.Record(lessons.Result{Lesson: l.Slug, Step: step, Kind: "bench", Variant: way.name, Size: conv.Label(benchShape),
-				Dims: benchShape, DType: "float16"}.WithTimes(gpu.Summarize(ts))))
-		}
-		return out, nil
-	})
-	if !ok {
-		return err
-	}
-	t := &lessons.Table{
-		Headers: []string{"plan for the fused layer", "host time (ms)", "min (ms)", "max (ms)", "calls"},
-		Right:   []bool{false, true, true, true, true},
-		Notes:   []string{"each call from this process to the GPU's, including the round trip · " + lessons.ResultSet{Results: rs}.Source()},
-	}
-	for _, r := range rs {
-		t.Rows = append(t.Rows, []string{r.Variant, fmt.Sprintf("%.3f", r.MedianMs), fmt.Sprintf("%.3f", r.MinMs), fmt.Sprintf("%.3f", r.MaxMs), fmt.Sprint(r.Reps)})
-	}
-	env.PrintTable(t)
-	return nil
 }
 
 // autotune lists the candidate plans the heuristics offered for the layer,
