@@ -73,6 +73,12 @@ type View struct {
 	Blocks    []int           // overrides the block sizes of block-size sweeps when set
 	Rounds    int             // overrides the rounds of every sweep when set (Sweep.Rounds)
 	Progress  func(done, total int, what string)
+	// OneVersion, if set, is the command that lists the checks of one
+	// version of lesson slug where this output is read ("run softmax_v1" in
+	// the REPL, "cudarepl check softmax --variant softmax_v1" on the
+	// command line): a summary of many checks names it. Without it a
+	// summary names no command.
+	OneVersion func(slug, variant string) string
 
 	// ShowTable and ShowFigure, when set, display tables and figures in
 	// place of printing them as text: a notebook shows HTML and images.

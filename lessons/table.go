@@ -292,8 +292,9 @@ func relErr(e float64) string {
 const foldAt = 12
 
 // showChecks shows the checks rs of problem p: as a table, or where there
-// are many and none failed, as one summary line with the reasons for the
-// sizes that did not run; "run VARIANT" lists one version's checks.
+// are many of several versions and none failed, as one summary line with
+// the reasons for the sizes that did not run, and the command that lists
+// one version's checks where the output is read (View.OneVersion).
 func (e *Env) showChecks(p *Problem, rs []Result) {
 	failed, variants, worst := false, []string{}, Result{}
 	for _, r := range rs {
@@ -305,7 +306,7 @@ func (e *Env) showChecks(p *Problem, rs []Result) {
 			worst = r
 		}
 	}
-	if failed || len(rs) <= foldAt {
+	if failed || len(rs) <= foldAt || len(variants) == 1 {
 		e.PrintTable(checkTable(rs))
 		return
 	}
@@ -319,7 +320,10 @@ func (e *Env) showChecks(p *Problem, rs []Result) {
 	if worst.Tolerance > 0 {
 		e.printf(": the worst relative error, %s, is %s's at %s (tolerance %.0e)", relErr(worst.MaxRelErr), worst.Variant, worst.Size, worst.Tolerance)
 	}
-	e.printf(". 'run %s' lists one version's checks.\n", variants[0])
+	if e.OneVersion != nil {
+		e.printf(". '%s' lists one version's checks", e.OneVersion(rs[0].Lesson, variants[0]))
+	}
+	e.printf(".\n")
 	for _, n := range whyNotRun(rs) {
 		e.printf("%s\n", n)
 	}

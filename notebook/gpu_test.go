@@ -35,7 +35,7 @@ func TestGPUFaultInACell(t *testing.T) {
 	if err := (&Cell{Out: &out}).Step("vector-add", 4); err != nil {
 		t.Fatalf("the next cell: %v\n%s", err, out.String())
 	}
-	if !strings.Contains(out.String(), "15 of 15 checks ran (3 versions), and every one passed") {
+	if !strings.Contains(out.String(), "20 of 20 checks ran (4 versions), and every one passed") {
 		t.Errorf("the next cell's output:\n%s", out.String())
 	}
 }

@@ -177,7 +177,7 @@ func TestStepErrors(t *testing.T) {
 		want string
 	}{
 		{c.Step("nope", 1), `no lesson "nope"`},
-		{c.Step("vector-add", 99), "vector-add has steps 1 to 9, not 99"},
+		{c.Step("vector-add", 99), "vector-add has steps 1 to 11, not 99"},
 		{c.Check("nope", ""), `no lesson "nope"`},
 		{c.Fuse("sigmoid(a +* b)", 1<<20), `fuse: column 12 of "sigmoid(a +* b)": unexpected "*" where a value is due`},
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"cudarepl/lessons"
@@ -155,7 +156,7 @@ type checkArgs struct {
 	sanitize string // a compute-sanitizer tool to run the checks under
 }
 
-const checkUsage = "check --all | check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]] [--sanitize memcheck|racecheck|synccheck|initcheck]"
+const checkUsage = "check --all | check <lesson> [--variant NAME] | check <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]; each with [--sanitize memcheck|racecheck|synccheck|initcheck]"
 
 // parseCheck reads check's arguments. A positional argument that ends in
 // .cu (or .sched, lesson 3's schedules) is the file to judge, as in "check
@@ -166,7 +167,7 @@ func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, erro
 	var c checkArgs
 	fs.BoolVar(&c.all, "all", false, "check every lesson")
 	fs.StringVar(&c.file, "kernel", "", "a .cu file to judge instead of the lesson's own versions (or lesson 3's .sched schedule)")
-	fs.StringVar(&c.variant, "variant", "", "the kernel in --kernel to judge (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&c.variant, "variant", "", "with --kernel, the kernel in the file to judge (default: the exercise's, or the file's one kernel that fits); without, the one version of the lesson to check")
 	fs.StringVar(&c.like, "like", "", "the version it is judged and launched like (default: the exercise's)")
 	fs.StringVar(&c.sanitize, "sanitize", "", "run the checks under compute-sanitizer: memcheck, racecheck, synccheck or initcheck")
 	pos, err := parseArgs(fs, args)
@@ -183,10 +184,25 @@ func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, erro
 			return c, usageError{"usage: " + prefix + checkUsage}
 		}
 	}
-	if c.all && (c.lesson != "" || c.file != "") || (c.variant != "" || c.like != "") && c.file == "" {
+	if c.all && (c.lesson != "" || c.file != "" || c.variant != "") || c.like != "" && c.file == "" {
 		return c, usageError{"usage: " + prefix + checkUsage}
 	}
 	return c, nil
+}
+
+// oneVersion is the command line that lists the checks of one version of
+// lesson slug (lessons.View.OneVersion).
+func oneVersion(slug, variant string) string {
+	return "cudarepl check " + slug + " --variant " + shellWord(variant)
+}
+
+// shellWord is s as one word of a command line: quoted where it holds
+// anything but letters, digits and _-.+/ (a space, a parenthesis).
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.+/") == "" {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // cmdCheck checks lessons, or judges a learner's kernel file.
@@ -224,8 +240,11 @@ func runCheck(env *lessons.Env, c checkArgs, out io.Writer) error {
 }
 
 func checkTargets(env *lessons.Env, targets []*lessons.Lesson, c checkArgs, out io.Writer) error {
-	if c.file != "" {
+	switch {
+	case c.file != "":
 		return judgeFile(env, targets[0], c, out)
+	case c.variant != "":
+		return targets[0].RunVariant(env, c.variant)
 	}
 	failed := 0
 	for _, l := range targets {

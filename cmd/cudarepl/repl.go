@@ -186,6 +186,7 @@ func (r *repl) exec(fields []string) {
 	}()
 	v := r.s.env.View
 	v.Ctx = ctx // this command's Ctrl-C, carried by a copy of the session's env
+	v.OneVersion = r.oneVersion
 	err := c.run(r, r.s.env.WithView(v), fields[1:])
 	close(done)
 	signal.Stop(sig)
@@ -283,6 +284,15 @@ func (r *repl) show(env *lessons.Env, args []string) error {
 		return errors.New("usage: show [kernel [<name>]]")
 	}
 	return l.ShowKernel(env, strings.Join(args[1:], " "))
+}
+
+// oneVersion is what lists the checks of one version of lesson slug, typed
+// here: 'run' where the lesson is open, else 'check' with --variant.
+func (r *repl) oneVersion(slug, variant string) string {
+	if r.lesson != nil && r.lesson.Slug == slug {
+		return "run " + variant
+	}
+	return "check " + slug + " --variant " + shellWord(variant)
 }
 
 func (r *repl) runCmd(env *lessons.Env, args []string) error {

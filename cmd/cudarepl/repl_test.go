@@ -65,15 +65,15 @@ func TestREPLCommands(t *testing.T) {
 		{"help lists every command", "help\n", []string{"help", "lessons", "open", "next", "prev", "step", "show", "run", "check", "bench", "plot", "edit", "device", "mem", "quit"}},
 		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20"}},
 		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add", "5  matmul", "6  batched-gemm"}},
-		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/9 Kernel", "vadd_v1"}},
-		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/9 Launch", "1048583       256      4097", "── 1/9 Kernel"}},
-		{"step n", "open vector\nstep 6\n", []string{"── 6/9 Block size", "replayed from NVIDIA H100 80GB HBM3"}},
-		{"step out of range", "open 2\nstep 10\n", []string{"error: step \"10\": vector-add has steps 1 to 9"}},
-		{"show", "open 2\nshow\n", []string{"1/9 Kernel\n\nThe CPU adds two vectors"}},
+		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/11 Kernel", "vadd_v1"}},
+		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/11 Launch", "1048583       256      4097", "── 1/11 Kernel"}},
+		{"step n", "open vector\nstep 6\n", []string{"── 6/11 Block size", "replayed from NVIDIA H200"}},
+		{"step out of range", "open 2\nstep 12\n", []string{"error: step \"12\": vector-add has steps 1 to 11"}},
+		{"show", "open 2\nshow\n", []string{"1/11 Kernel\n\nThe CPU adds two vectors"}},
 		{"show kernel", "open 2\nshow kernel vadd_v3\n", []string{"// v3: float4 loads"}},
-		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: lessons: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_unguarded)`}},
+		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: lessons: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict, vadd_unguarded)`}},
 		{"run a variant in replay", "open 2\nrun vadd_v2\n", []string{"No GPU here", "vadd_v2  n=1048583", "ok"}},
-		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector-add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3)`}},
+		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector-add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict)`}},
 		{"bench replays", "open 2\nbench\n", []string{"── Block size", "── Benchmark", "vadd_v3  n=67108864", "figure: $WORKSPACE/plots/02-vector-add-benchmark.png"}},
 		{"bench with a bad size", "open 2\nbench 2^y\n", []string{`error: size "2^y": "2^y" is not a power like 2^20`}},
 		{"plot", "open 1\nplot\n", []string{"── Copy bandwidth", "── GEMM throughput", "figure: $WORKSPACE/plots/01-hello-gpu-gemm-throughput.png"}},
@@ -97,6 +97,9 @@ func TestREPLCommands(t *testing.T) {
 		{"show a helper of the course header", "open 5\nshow kernel mbar_wait\n", []string{"// mbar_wait spins until", "} while (!done);\n}"}},
 		{"run a variant of another step's problem", "open 5\nrun matmul_tc_v3\n", []string{"these checks ran replayed", "matmul_tc_v3  16×8×16"}},
 		{"bench sizes in replay", "open 2\nbench 1M\n", []string{"replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU"}},
+		{"a summary of many checks names 'run' in the open lesson", "open 14\ncheck\n", []string{"'run flash_v1' lists one version's checks"}},
+		{"a summary of another lesson names check --variant", "open 2\ncheck 14\n", []string{"'check flash-attention --variant flash_v1' lists one version's checks"}},
+		{"check one version", "check 2 --variant vadd_v2\n", []string{"vadd_v2  n=1048583", "ok"}},
 		{"quit stops reading", "quit\nlessons\n", nil},
 	}
 	for _, tt := range tests {
@@ -158,7 +161,7 @@ func TestREPLExercise(t *testing.T) {
 	bad, _ := filepath.Abs("../../lessons/02-vector-add/testdata/syntax_error.cu")
 	good, _ := filepath.Abs("../../lessons/02-vector-add/testdata/solution.cu")
 	t.Setenv("EDITOR", "true") // an editor that changes nothing
-	out := transcript(t, "open 2\nstep 9\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
+	out := transcript(t, "open 2\nstep 11\ncheck "+bad+"\ncheck "+good+"\ncheck\nedit\n")
 	for _, want := range []string{
 		"Your copy of the exercise: $WORKSPACE/vector-add/vadd_exercise.cu",
 		"gpu: nvrtc: syntax_error.cu:3: expected a \";\"",
@@ -239,7 +242,7 @@ func TestCompleter(t *testing.T) {
 	for _, g := range got {
 		cands = append(cands, string(g))
 	}
-	if strings.Join(cands, "|") != "1 |2 |3 " {
+	if strings.Join(cands, "|") != "1 |2 |3 |3_restrict " {
 		t.Errorf("complete \"run vadd_v\" with vector-add open = %q", cands)
 	}
 }
@@ -302,7 +305,7 @@ func TestFakeTerminal(t *testing.T) {
 		"frobnicate\r", // a bad command
 		"\x04",         // Ctrl-D quits
 	)
-	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/9> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
+	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/11> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("fake terminal output lacks %q:\n%s", want, out)
 		}
