@@ -68,9 +68,19 @@ func (l *Lesson) stepsOf(kinds ...string) []int {
 func (l *Lesson) CheckAll(env *Env) error {
 	var first error
 	for _, i := range l.stepsOf("check") {
-		if err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title); err != nil && first == nil {
+		if env.canceled() != nil {
+			return ErrStopped
+		}
+		err := l.Steps[i].Action.Do(env, l, l.Steps[i].Title)
+		if errors.Is(err, ErrStopped) {
+			return err
+		}
+		if err != nil && first == nil {
 			first = err
 		}
+	}
+	if env.canceled() != nil {
+		return ErrStopped
 	}
 	if err := l.checkUncovered(env); err != nil && first == nil {
 		first = err

@@ -251,7 +251,11 @@ func checkTargets(env *lessons.Env, targets []*lessons.Lesson, c checkArgs, out 
 		if len(targets) > 1 {
 			fmt.Fprintf(out, "── %d %s\n", l.Number, l.Slug)
 		}
-		if err := l.CheckAll(env); err != nil {
+		err := l.CheckAll(env)
+		if errors.Is(err, lessons.ErrStopped) {
+			return err // Ctrl-C: the lessons after this one are not checked
+		}
+		if err != nil {
 			fmt.Fprintf(out, "FAILED: %v\n", err)
 			failed++
 		}

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"cudarepl/lessons"
 	"cudarepl/nvrtc"
 )
 
@@ -112,5 +115,26 @@ func TestCommandLineNotJudged(t *testing.T) {
 	want := "cudarepl: vadd_exercise was not judged, neither passed nor failed (exit status 3)\n"
 	if status != exitNotJudged || !strings.Contains(out.String(), "vadd_exercise was not judged") || errb.String() != want {
 		t.Errorf("check of a kernel with no GPU = %d\nstdout %q\nstderr %q\nwant %d and stderr %q", status, out.String(), errb.String(), exitNotJudged, want)
+	}
+}
+
+// TestCheckAllStops: Ctrl-C (a cancelled context) stops check --all at
+// once, keeping what it printed, rather than going on through the lessons.
+func TestCheckAllStops(t *testing.T) {
+	replayOnly(t)
+	workspace(t)
+	var out bytes.Buffer
+	s, err := openSession(&out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := s.env.View
+	v.Ctx = ctx
+	err = runCheck(s.env.WithView(v), checkArgs{all: true}, &out)
+	if !errors.Is(err, lessons.ErrStopped) || strings.Count(out.String(), "── ") > 1 || strings.Contains(out.String(), "FAILED") {
+		t.Errorf("check --all after Ctrl-C = %v, want it stopped in the first lesson:\n%s", err, out.String())
 	}
 }
