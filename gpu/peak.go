@@ -66,14 +66,7 @@ var products = []product{{
 	// NVIDIA H100 Tensor Core GPU datasheet; NVIDIA H100 Tensor Core GPU
 	// Architecture whitepaper, table 3 (peaks and the clocks they are at).
 	name: "H100 SXM", major: 9, minor: 0, sms: 132, nameHas: []string{"H100", "HBM3"},
-	memory: "HBM3", dram: 3.35e12,
-	flops: map[string]figure{
-		PeakFP32: {66.9e12, 1980},
-		PeakTF32: {494.7e12, 1830},
-		PeakFP16: {989.4e12, 1830},
-		PeakBF16: {989.4e12, 1830},
-		PeakFP8:  {1978.9e12, 1830},
-	},
+	memory: "HBM3", dram: 3.35e12, flops: h100SXMFigures,
 }, {
 	// NVIDIA H200 Tensor Core GPU datasheet, SXM column: the H100 SXM's
 	// arithmetic figures (the same GH100 chip, 132 SMs and clocks; the
@@ -81,14 +74,7 @@ var products = []product{{
 	// 4.8 TB/s of HBM3e. The H200 NVL, a lower-power board of the same
 	// chip, has lower figures and is not this entry.
 	name: "H200 SXM", major: 9, minor: 0, sms: 132, nameHas: []string{"H200"}, nameLacks: []string{"NVL"},
-	memory: "HBM3e", dram: 4.8e12,
-	flops: map[string]figure{
-		PeakFP32: {66.9e12, 1980},
-		PeakTF32: {494.7e12, 1830},
-		PeakFP16: {989.4e12, 1830},
-		PeakBF16: {989.4e12, 1830},
-		PeakFP8:  {1978.9e12, 1830},
-	},
+	memory: "HBM3e", dram: 4.8e12, flops: h100SXMFigures,
 }, {
 	// NVIDIA A100 Tensor Core GPU datasheet; NVIDIA A100 Tensor Core GPU
 	// Architecture whitepaper.
@@ -98,6 +84,16 @@ var products = []product{{
 	name: "A100 SXM4 80GB", major: 8, minor: 0, sms: 108, nameHas: []string{"A100", "SXM4", "80GB"},
 	memory: "HBM2e", dram: 2039e9, flops: a100Figures,
 }}
+
+// h100SXMFigures are the H100 SXM's dense peaks and their clocks (table 3
+// of the H100 whitepaper), which the H200 SXM shares.
+var h100SXMFigures = map[string]figure{
+	PeakFP32: {66.9e12, 1980},
+	PeakTF32: {494.7e12, 1830},
+	PeakFP16: {989.4e12, 1830},
+	PeakBF16: {989.4e12, 1830},
+	PeakFP8:  {1978.9e12, 1830},
+}
 
 var a100Figures = map[string]figure{
 	PeakFP32: {19.5e12, 1410},
