@@ -158,6 +158,24 @@ func declaration(lines []string, name string) int {
 	return -1
 }
 
+// Summary is the comment above kernel name in src, joined into one line:
+// what a kernel outside the file's ladder of "// vN:" lines does.
+func Summary(src nvrtc.Source, name string) (string, error) {
+	fn, err := Function(src, name)
+	if err != nil {
+		return "", err
+	}
+	var words []string
+	for _, line := range strings.Split(fn, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "//") {
+			break
+		}
+		words = append(words, strings.TrimSpace(strings.TrimPrefix(line, "//")))
+	}
+	return strings.Join(words, " "), nil
+}
+
 // Names returns every __global__ kernel declared in src, in file order.
 func Names(src nvrtc.Source) []string {
 	var out []string

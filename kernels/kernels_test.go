@@ -201,3 +201,20 @@ func TestHelpersWrittenOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSummary: the comment above a kernel, in one line; an error for a
+// kernel the source lacks.
+func TestSummary(t *testing.T) {
+	src := nvrtc.Source{Name: "k.cu", Code: "// first line\n// and the second.\nextern \"C\" __global__ void k(int* x) {}\n\nextern \"C\" __global__ void bare(int* x) {}\n"}
+	for _, c := range []struct{ name, want string }{
+		{"k", "first line and the second."},
+		{"bare", ""},
+	} {
+		if got, err := Summary(src, c.name); err != nil || got != c.want {
+			t.Errorf("Summary(%s) = %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+	if _, err := Summary(src, "none"); err == nil {
+		t.Errorf("Summary(none) gave no error")
+	}
+}

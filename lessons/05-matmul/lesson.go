@@ -152,19 +152,11 @@ func summary(file, name string) string {
 	if err != nil {
 		panic(err)
 	}
-	fn, err := kernels.Function(src, name)
+	s, err := kernels.Summary(src, name)
 	if err != nil {
 		panic(err)
 	}
-	var words []string
-	for _, line := range strings.Split(fn, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "//") {
-			break
-		}
-		words = append(words, strings.TrimSpace(strings.TrimPrefix(line, "//")))
-	}
-	return strings.Join(words, " ")
+	return s
 }
 
 // multiplesOf refuses sizes whose K or N is not a multiple of q, which a

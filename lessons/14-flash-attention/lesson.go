@@ -7,7 +7,6 @@ import (
 	"embed"
 	"errors"
 	"slices"
-	"strings"
 
 	"cudarepl/cudnnx"
 	"cudarepl/gpu"
@@ -190,19 +189,11 @@ func summary(name string) string {
 	if err != nil {
 		panic(err)
 	}
-	fn, err := kernels.Function(src, name)
+	s, err := kernels.Summary(src, name)
 	if err != nil {
 		panic(err)
 	}
-	var words []string
-	for _, line := range strings.Split(fn, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "//") {
-			break
-		}
-		words = append(words, strings.TrimSpace(strings.TrimPrefix(line, "//")))
-	}
-	return strings.Join(words, " ")
+	return s
 }
 
 func headDim(s lessons.Size) error {
