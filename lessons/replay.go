@@ -31,17 +31,36 @@ func (e *Env) Measured(l *Lesson, step string, live func() ([]Result, error)) (r
 	return rs, err == nil && len(rs) > 0, err
 }
 
-// replayed returns the bench results recorded for step, after saying that
-// they are replayed, or that there are none.
+// replayed returns the bench results recorded for step, or says that
+// there are none. Why there is no GPU is said once a session, before the
+// first results replayed (ReplayNotice): every table and figure of them
+// says where they come from ("replayed from NVIDIA H100 80GB HBM3,
+// 2026-11-23"), so a learner reading any one step knows what it shows,
+// and a run of a whole lesson does not repeat the reason at every step.
 func (e *Env) replayed(l *Lesson, step string) []Result {
 	rs := l.recorded.Filter(step, "bench")
 	if len(rs) == 0 {
 		e.printf("No GPU here, and no results were recorded for this step.\n")
 		return nil
 	}
-	e.printf("No GPU here (%v): showing results %s.\n", e.NoGPU, ResultSet{Results: rs}.Source())
+	e.ReplayNotice()
 	return rs
 }
+
+// ReplayNotice says, once a session, that there is no GPU and why, and
+// that what the steps show was recorded on a reference GPU: a step that
+// shows recorded results calls it before them, and says in its table
+// which GPU and day they come from (ResultSet.Source).
+func (e *Env) ReplayNotice() {
+	if e.once(replayNoteKey) {
+		e.printf("No GPU here (%v): the steps show results recorded on a reference GPU; each table says which GPU, and when.\n", e.NoGPU)
+	}
+}
+
+// replayNoteKey is what once remembers that why there is no GPU was said
+// under: one key for every notice of replay, so that the reason is said
+// once a session whichever step says it first.
+const replayNoteKey = "replay note"
 
 // Device returns the GPU's description: read live, or from the results
 // recorded with the lesson in replay (ok false where none were). source

@@ -29,7 +29,7 @@ func TestLiveOrDecides(t *testing.T) {
 	}{
 		{"on a GPU", func(out *bytes.Buffer) *Env { return liveEnv(&fakeDev{}, View{Out: out}) }, "live", "Fake GPU, live", ""},
 		{"in replay", func(out *bytes.Buffer) *Env { return Replay(errors.New("no GPU"), View{Out: out}) }, "replay",
-			"Reference GPU, replayed from Reference GPU, 2026-11-22", "No GPU here (no GPU): showing results replayed from Reference GPU, 2026-11-22."},
+			"Reference GPU, replayed from Reference GPU, 2026-11-22", "No GPU here (no GPU): the steps show results recorded on a reference GPU"},
 	} {
 		var out bytes.Buffer
 		env := tt.env(&out)
@@ -62,6 +62,35 @@ func TestLiveOrDecides(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), tt.says) {
 			t.Errorf("%s: the env said\n%s\nwant it to say %q", tt.desc, out.String(), tt.says)
+		}
+	}
+}
+
+// TestReplayNoticeOnce: why there is no GPU is said before the first
+// results replayed, and not again at every later step, whose tables say
+// where their results come from; a step with nothing recorded says so
+// each time.
+func TestReplayNoticeOnce(t *testing.T) {
+	bench := `{"lesson":"x","step":"%s","kind":"bench","variant":"v1","size":"n=1","dims":[1],"dtype":"float32","gpu":"Reference GPU","driver":"","cuda":"","date":"2026-11-22","mode":"live"}`
+	l, err := build(Def{Slug: "x", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n\n## B\n\ntext\n\n## C\n\ntext\n")},
+		"results/r.json": {Data: []byte(`{"schema":"cudarepl-results/1","results":[` + fmt.Sprintf(bench, "A") + "," + fmt.Sprintf(bench, "B") + `]}`)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := Replay(errors.New("no driver"), View{Out: &out})
+	for _, step := range []string{"A", "B", "C", "C"} {
+		env.replayed(l, step)
+	}
+	for _, tc := range []struct {
+		says string
+		want int
+	}{
+		{"No GPU here (no driver)", 1},
+		{"No GPU here, and no results were recorded for this step.", 2},
+	} {
+		if got := strings.Count(out.String(), tc.says); got != tc.want {
+			t.Errorf("said %q %d times, want %d:\n%s", tc.says, got, tc.want, out.String())
 		}
 	}
 }

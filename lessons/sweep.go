@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -290,6 +291,7 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if slot != nil && slot.c != nil {
 		// A later round of a point whose case was kept: set up and
 		// checked in round 1, it is only timed again.
+		r.Block = launchedBlock(slot.ops, k, r.Block)
 		return benchKept(env, p, impl, s, ceiling, slot, r)
 	}
 	r, ok := env.before(p, impl, s, r)
@@ -315,6 +317,7 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	if err != nil {
 		return r, failure(&r, p, impl, s, err)
 	}
+	r.Block = launchedBlock(ops, k, r.Block)
 	footprint := p.Memory(s).Device
 	// Memory is read after Ops, since a case may allocate an impl's
 	// buffers only when asked for them, and again after the first run,
@@ -362,6 +365,41 @@ func benchRound(env *Env, l *Lesson, p *Problem, step string, impl Impl, k gpu.K
 	r = timed(p, s, r, t)
 	kept = slot.keep(c, ops, r.PeakMem)
 	return r, nil
+}
+
+// launchedBlock is the threads per block that ops launch kernel k with,
+// where every launch of k in them has the same: a case may choose its own
+// launch by the size (softmax_v5 gives a row of 32768 columns a block of
+// 1024 threads), and the table shows the launch that ran. It is block,
+// the launch asked for, for a library impl (block 0) and where ops launch
+// k in no one way.
+func launchedBlock(ops []gpu.Op, k gpu.Kernel, block int) int {
+	if block == 0 || k.Name == "" {
+		return block
+	}
+	threads := 0
+	for _, op := range ops {
+		var l gpu.Launch
+		switch op := op.(type) {
+		case gpu.Launch:
+			l = op
+		case *gpu.Launch:
+			l = *op
+		default:
+			continue
+		}
+		if l.Kernel.Name != k.Name {
+			continue
+		}
+		if threads != 0 && l.Block.Count() != threads {
+			return block
+		}
+		threads = l.Block.Count()
+	}
+	if threads == 0 {
+		return block
+	}
+	return threads
 }
 
 // references gives r what it is shown against: the ceiling, where p has
@@ -544,7 +582,10 @@ func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 		return err
 	}
 	rs = env.withPeaks(p, rs)
-	env.printf("%s, %s · %s\n", p.Name, rs[0].GPU, ResultSet{Results: rs}.Source())
+	if len(s.Blocks) == 0 {
+		rs = launchedOnly(rs)
+	}
+	env.printf("%s · %s\n", p.Name, ResultSet{Results: rs}.Source()) // the source names the GPU
 	env.PrintTable(benchTable(p, rs))
 	if c := conditionsOf(rs); c.Samples > 0 {
 		env.printf("While it ran: %s.\n", c)
@@ -552,9 +593,15 @@ func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 	if len(measuredOnly(rs)) == 0 {
 		return nil // nothing to draw; the table says why
 	}
-	figs := []plots.Figure{s.Figure(p, rs)}
+	styles := seriesStyles(l)
+	figs := []plots.Figure{styled(s.Figure(p, rs), styles)}
 	if s.Memory {
-		figs = append(figs, s.MemoryFigure(p, rs))
+		mem := s.MemoryFigure(p, rs)
+		if info, ok := env.deviceNamed(rs[0].GPU); ok && nearDeviceMemory(rs, info.GlobalMem) {
+			mem.Ceilings = append(mem.Ceilings, plots.Ceiling{Name: fmt.Sprintf("device memory, %s: what a size can hold at most", mibLabel(info.GlobalMem)),
+				Value: float64(info.GlobalMem) / (1 << 20), Peak: true})
+		}
+		figs = append(figs, styled(mem, styles))
 	}
 	if s.Ladder {
 		if bars, ok := LadderBars(p, rs); ok {
@@ -568,6 +615,181 @@ func (s *Sweep) draw(env *Env, l *Lesson, step string, rs []Result) error {
 		}
 	}
 	return nil
+}
+
+// nearDeviceMemory reports whether the device's memory, total bytes,
+// belongs in the memory figure of rs: where a size ran out of it, or a
+// point held a tenth of it or more. Far above every point it would only
+// stretch the axis away from them.
+func nearDeviceMemory(rs []Result, total int64) bool {
+	if total <= 0 {
+		return false
+	}
+	for _, r := range rs {
+		if r.Outcome == OutOfMemory || r.PeakMem >= total/10 {
+			return true
+		}
+	}
+	return false
+}
+
+// launchedOnly returns rs with no block for the points that never
+// launched (refused, out of memory, skipped): the table's block column
+// shows the launch that ran.
+func launchedOnly(rs []Result) []Result {
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		out[i] = r
+		switch r.Outcome {
+		case Refused, OutOfMemory, Skipped:
+			out[i].Block = 0
+		}
+	}
+	return out
+}
+
+// seriesStyles gives each series the lesson's figures draw one Style for
+// the whole lesson, so that a series has one colour and one marker in all
+// of them. Series drawn together as lines (by a step's sweep, or recorded
+// for one step at several sizes) get different colours and markers, where
+// there are enough. Taken in the order of their first step, each gets the
+// first colour free among those it is drawn beside, and the first marker
+// free among them that no other series of the lesson has, or failing
+// that, none has with that colour.
+func seriesStyles(l *Lesson) map[string]plots.Style {
+	mates := map[string]map[string]bool{}
+	var order []string
+	for _, names := range figureGroups(l) {
+		for _, a := range names {
+			if mates[a] == nil {
+				mates[a] = map[string]bool{}
+				order = append(order, a)
+			}
+			for _, b := range names {
+				if a != b {
+					mates[a][b] = true
+				}
+			}
+		}
+	}
+	styles := map[string]plots.Style{}
+	used := map[plots.Style]bool{}
+	var marked [plots.Styles]bool // markers some series of the lesson has
+	for i, name := range order {
+		var colours, markers [plots.Styles]bool
+		for m := range mates[name] {
+			if st, ok := styles[m]; ok {
+				colours[st.Colour%plots.Styles], markers[st.Marker%plots.Styles] = true, true
+			}
+		}
+		st := plots.Style{Colour: firstFree(colours[:], i)}
+		// A terminal has markers and no colours: a marker no other series
+		// of the lesson has, where one is left; else one that, with the
+		// colour, no other series has.
+		st.Marker = firstFree(markers[:], i,
+			func(m int) bool { return marked[m] },
+			func(m int) bool { return used[plots.Style{Colour: st.Colour, Marker: m}] })
+		styles[name], used[st], marked[st.Marker] = st, true, true
+	}
+	return styles
+}
+
+// figureGroups returns the variants each step of l draws together as
+// lines, in the order of the steps: a sweep's over several sizes, and
+// those recorded for a step at several sizes (a sweep a Run measures);
+// then each variant of the lesson's problem on its own, as a learner's
+// bench may draw one that no step draws. A sweep at one size draws bars
+// of one colour: it styles no series, and takes no colour from those
+// drawn as lines.
+func figureGroups(l *Lesson) [][]string {
+	impls := lessonImpls(l)
+	var groups [][]string
+	for _, st := range l.Steps {
+		var names []string
+		if sw, ok := sweepOf(st.Action); ok {
+			shape := sw.swept()
+			names = shape.impls
+			if p, err := problemOf(l, shape.problem); names == nil && err == nil {
+				for _, im := range p.Impls {
+					names = append(names, im.Name)
+				}
+			}
+			if len(shape.sizes) == 1 && len(shape.blocks) == 0 {
+				names = nil
+			}
+		}
+		if rs := l.recorded.Filter(st.Title, "bench"); !oneSize(rs) {
+			for _, r := range rs {
+				if impls[r.Variant] && !slices.Contains(names, r.Variant) {
+					names = append(names, r.Variant)
+				}
+			}
+		}
+		groups = append(groups, names)
+	}
+	if l.Problem != nil {
+		for _, im := range l.Problem.Impls {
+			groups = append(groups, []string{im.Name})
+		}
+	}
+	return groups
+}
+
+// lessonImpls is the names of the variants of l's problems: what else a
+// step records (the parts of a time, a timeline's lanes) is no series.
+func lessonImpls(l *Lesson) map[string]bool {
+	var problems []*Problem
+	if l.Problem != nil {
+		problems = append(problems, l.Problem)
+	}
+	for _, st := range l.Steps {
+		problems = append(problems, problemsOf(st.Action, l)...)
+	}
+	impls := map[string]bool{}
+	for _, p := range problems {
+		for _, im := range p.Impls {
+			impls[im.Name] = true
+		}
+	}
+	return impls
+}
+
+// firstFree is the first index not taken and not avoided by any of avoid;
+// failing that, not avoided by the later of them, and so on, down to the
+// first not taken. Where every index is taken, it is i (wrapped).
+func firstFree(taken []bool, i int, avoid ...func(int) bool) int {
+	for from := 0; from <= len(avoid); from++ {
+		for j, t := range taken {
+			if !t && !slices.ContainsFunc(avoid[from:], func(a func(int) bool) bool { return a(j) }) {
+				return j
+			}
+		}
+	}
+	return i % len(taken)
+}
+
+// styled returns f with each series' style from styles, where it has one:
+// a figure of lines only; bars are coloured by their series.
+func styled(f plots.Figure, styles map[string]plots.Style) plots.Figure {
+	lines, ok := f.(plots.Lines)
+	if !ok {
+		return f
+	}
+	lines.Series = slices.Clone(lines.Series)
+	for i, se := range lines.Series {
+		if st, ok := styles[se.Name]; ok {
+			lines.Series[i].Style = &st
+		}
+	}
+	return lines
+}
+
+// mibLabel writes bytes in GiB, or in MiB below one GiB.
+func mibLabel(bytes int64) string {
+	if bytes >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(bytes)/(1<<30))
+	}
+	return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20))
 }
 
 // LadderBars draws each kernel's throughput as a share of the library
@@ -646,7 +868,8 @@ func measuredOnly(rs []Result) []Result {
 
 // MemoryFigure draws the device memory each point held against its size,
 // on log axes, a line per impl; a size that did not fit is a cross at the
-// memory it would have needed.
+// memory it would have needed, labelled so. The sweep's draw adds the
+// device's memory as a line, which that need passes.
 func (s *Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 	if s.Extra {
 		// Where a size did not fit, the cross is at what the impl would
@@ -672,8 +895,8 @@ func (s *Sweep) MemoryFigure(p *Problem, rs []Result) plots.Lines {
 
 // Figure draws rs: throughput against size (or block size), a line per
 // impl in the problem's order, and the measured ceiling dashed. A sweep at
-// one size draws bars, one per impl. A size that did not fit is a cross
-// along the x axis.
+// one size draws bars, one per impl. A size that did not fit is marked
+// across the figure at that size, as no value (plots.Series.OutOfMemory).
 func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 	// The references: each peak of the results (one per precision), and
 	// for a memory-bound problem the copy measured in the same run; a
@@ -690,7 +913,7 @@ func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 				name, _, _ := strings.Cut(r.PeakName, ",")
 				label := fmt.Sprintf("%s, %.0f %s", name, r.Peak, r.Unit)
 				if r.PeakSource != "" { // recorded before results said, on a GPU no longer known: no label
-					label += " (" + r.PeakSource + ")"
+					label += " (" + peakSourceLabel(r.PeakSource) + ")"
 				}
 				cs = append(cs, plots.Ceiling{Name: label, Value: r.Peak, Peak: true})
 			}
@@ -722,6 +945,14 @@ func (s *Sweep) Figure(p *Problem, rs []Result) plots.Figure {
 	return fig
 }
 
+// peakSourceLabel says in a figure's legend where a peak comes from.
+func peakSourceLabel(source string) string {
+	if source == gpu.SourceNominal {
+		return "nominal: the link's generation and width, read from sysfs"
+	}
+	return source
+}
+
 // oneSize reports whether every result of rs is at one size.
 func oneSize(rs []Result) bool {
 	for _, r := range rs {
@@ -739,7 +970,7 @@ func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plo
 	fig := plots.Lines{
 		Title:    fmt.Sprintf("%s, %s", s.Title, rs[0].GPU),
 		Subtitle: ResultSet{Results: rs}.Source(),
-		XLabel:   s.XLabel, YLabel: rs[0].Unit, LogX: true,
+		XLabel:   s.XLabel, YLabel: rs[0].Unit,
 	}
 	if len(s.Blocks) > 0 {
 		fig.XLabel = "threads per block"
@@ -751,6 +982,7 @@ func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plo
 	}
 	bySeries := map[string]*plots.Series{}
 	var names []string
+	var xs []float64 // of the points measured
 	for _, r := range rs {
 		if !r.Measured() && r.Outcome != OutOfMemory {
 			continue
@@ -758,7 +990,7 @@ func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plo
 		se, ok := bySeries[r.Variant]
 		if !ok {
 			im, _ := p.impl(r.Variant)
-			se = &plots.Series{Name: r.Variant, Baseline: im.Library}
+			se = &plots.Series{Name: r.Variant, Baseline: drawnAsBaseline(p, im)}
 			bySeries[r.Variant] = se
 			names = append(names, r.Variant)
 		}
@@ -767,15 +999,54 @@ func (s *Sweep) lines(p *Problem, rs []Result, y, oomY func(Result) float64) plo
 			x = float64(r.Block)
 		}
 		if r.Outcome == OutOfMemory {
-			se.OutOfMemory = append(se.OutOfMemory, plots.Point{X: x, Y: oomY(r)})
+			o := plots.Point{X: x, Y: oomY(r)}
+			if o.Y > 0 {
+				o.Label = "would need " + mibLabel(int64(o.Y*(1<<20)))
+			}
+			se.OutOfMemory = append(se.OutOfMemory, o)
 			continue
 		}
 		se.X = append(se.X, x)
 		se.Y = append(se.Y, y(r))
+		xs = append(xs, x)
 	}
 	sort.SliceStable(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
 	for _, n := range names {
 		fig.Series = append(fig.Series, *bySeries[n])
 	}
+	fig.LogX = logX(xs)
 	return fig
+}
+
+// logX reports whether sizes xs read better on a log axis: where they are
+// powers of two (as sizes are chosen here), or span 16× or more. Sizes a
+// step apart over a short range (1000 to 4000 rounds) read on a linear one.
+func logX(xs []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	powers := true
+	for _, x := range xs {
+		if x <= 0 {
+			return false
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+		if e := math.Round(math.Log2(x)); math.Pow(2, e) != x {
+			powers = false
+		}
+	}
+	return powers || hi/lo >= 16
+}
+
+// drawnAsBaseline reports whether impl of p is drawn as a baseline (dashed,
+// hollow markers): a library's result among kernels. Where every impl of
+// p is a library call (lesson 3's copies, lesson 13's chains), none is.
+func drawnAsBaseline(p *Problem, impl Impl) bool {
+	if !impl.Library {
+		return false
+	}
+	for _, im := range p.Impls {
+		if !im.Library {
+			return true
+		}
+	}
+	return false
 }

@@ -7,8 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -197,23 +202,44 @@ func TestBadFigures(t *testing.T) {
 	}
 }
 
-// TestSeriesStylesDiffer: no two of the first seven series, kernels and
-// baselines mixed, are drawn alike, and every baseline is dashed.
+// TestSeriesStylesDiffer: no two of the first eight series of a figure,
+// kernels and baselines mixed, are drawn alike, every baseline is dashed
+// with a hollow marker, and the terminal's markers differ too.
 func TestSeriesStylesDiffer(t *testing.T) {
-	seen := map[string]int{}
-	kinds := map[bool]int{}
-	for i := range 7 {
-		baseline := i%2 == 1
-		st := seriesStyle(i, kinds[baseline], baseline)
-		kinds[baseline]++
-		key := fmt.Sprintf("%v %T %v", st.colour, st.glyph, st.dashes)
+	var series []Series
+	for i := range Styles {
+		series = append(series, Series{Name: fmt.Sprint(i), Baseline: i%2 == 1})
+	}
+	seen, marks := map[string]int{}, map[rune]int{}
+	for i, lk := range looks(series) {
+		key := fmt.Sprintf("%v %v", lk.colour, lk.glyph)
 		if j, dup := seen[key]; dup {
 			t.Errorf("series %d is drawn like series %d: %s", i, j, key)
 		}
 		seen[key] = i
-		if baseline != (len(st.dashes) > 0) {
-			t.Errorf("series %d: baseline %v, dashes %v", i, baseline, st.dashes)
+		if j, dup := marks[lk.marker]; dup {
+			t.Errorf("series %d has series %d's terminal marker %c", i, j, lk.marker)
 		}
+		marks[lk.marker] = i
+		if baseline := series[i].Baseline; baseline != (len(lk.dashes) > 0) || baseline != lk.glyph.(shape).hollow {
+			t.Errorf("series %d: baseline %v, dashes %v, glyph %+v", i, baseline, lk.dashes, lk.glyph)
+		}
+	}
+}
+
+// TestStylesKeptAcrossFigures: a series given a Style keeps its colour and
+// marker whatever else its figure holds, and a series without one takes a
+// colour and a marker no styled series of the figure has.
+func TestStylesKeptAcrossFigures(t *testing.T) {
+	v2 := Series{Name: "v2", Style: &Style{Colour: 1, Marker: 1}}
+	alone := looks([]Series{v2})[0]
+	beside := looks([]Series{{Name: "v1", Style: &Style{}}, v2, {Name: "lib", Baseline: true, Style: &Style{Colour: 6, Marker: 6}}})[1]
+	if alone.colour != beside.colour || alone.marker != beside.marker {
+		t.Errorf("v2 alone: %v %c; beside others: %v %c", alone.colour, alone.marker, beside.colour, beside.marker)
+	}
+	mixed := looks([]Series{{Name: "yours"}, v2})
+	if mixed[0].colour == mixed[1].colour || mixed[0].marker == mixed[1].marker {
+		t.Errorf("an unstyled series took v2's look: %v %c", mixed[0].colour, mixed[0].marker)
 	}
 }
 
@@ -278,6 +304,165 @@ func TestAxisEnd(t *testing.T) {
 	} {
 		if got := axisEnd(c.v, c.span); got != c.want {
 			t.Errorf("axisEnd(%g, %g) = %g, want %g", c.v, c.span, got, c.want)
+		}
+	}
+}
+
+// TestLogAxisForFarCeiling: a ceiling far above the values (lesson 13's
+// chain at 60 TFLOP/s under a 989 peak) turns the y axis logarithmic, so
+// the values do not lie flat at its foot; one close above does not.
+func TestLogAxisForFarCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		peak float64
+		log  bool
+	}{{989, true}, {3350, true}, {300, false}, {120, false}} {
+		l := Lines{Series: []Series{{X: []float64{1, 2}, Y: []float64{60, 90}}}, Ceilings: []Ceiling{{Value: tc.peak, Peak: true}}}.withAxes()
+		if l.LogY != tc.log {
+			t.Errorf("values 60 and 90 under a ceiling at %g: LogY %v, want %v", tc.peak, l.LogY, tc.log)
+		}
+	}
+}
+
+// TestAxesNearTheData: a y axis ends a little beyond what the figure
+// draws, not decades above it to make room for the legend, which is drawn
+// below the plot.
+func TestAxesNearTheData(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fig    Lines
+		lo, hi float64 // what it draws
+	}{
+		{"linear", sample(), 0, 2990},
+		{"log", sampleWide(), 2, 2990},
+		{"log, a far ceiling", Lines{Title: "chain", LogX: true, Series: []Series{{Name: "chain", X: []float64{512, 1024}, Y: []float64{55, 90}}},
+			Ceilings: []Ceiling{{Name: "peak", Value: 989, Peak: true}}}, 55, 989},
+	} {
+		d, err := tc.fig.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.p.Y.Max < tc.hi || d.p.Y.Max > 2*tc.hi || d.p.Y.Min > tc.lo || tc.lo > 0 && d.p.Y.Min < tc.lo/2 {
+			t.Errorf("%s: y axis %g to %g, want it just around %g to %g", tc.name, d.p.Y.Min, d.p.Y.Max, tc.lo, tc.hi)
+		}
+		if len(d.legend) != len(tc.fig.Series)+len(tc.fig.Ceilings)+map[bool]int{true: 1}[tc.name == "log"] {
+			t.Errorf("%s: %d legend entries", tc.name, len(d.legend))
+		}
+	}
+	svg, err := Encode(sample(), "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr := regexp.MustCompile(`height="([0-9.]+)pt"`).FindSubmatch(svg)
+	h, err := strconv.ParseFloat(string(attr[1]), 64)
+	if err != nil || h <= 360 || h > 400 {
+		t.Errorf("the figure is %gpt high (%v), want 5 inches (360pt) and its legend's rows below", h, err)
+	}
+}
+
+// TestTicks: axis labels are round values written plainly ("2500", not
+// "2500.00"; "0.5"; "1e7" past a million), and a log axis kept near its
+// data still has labels between its powers of ten.
+func TestTicks(t *testing.T) {
+	labels := func(ticks []plot.Tick) string {
+		var ls []string
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				ls = append(ls, tk.Label)
+			}
+		}
+		return strings.Join(ls, " ")
+	}
+	for _, tc := range []struct {
+		name  string
+		ticks []plot.Tick
+		want  string
+	}{
+		{"linear to 5300", linearTicks{}.Ticks(0, 5300), "0 1000 2000 3000 4000 5000"},
+		{"linear to 1.1", linearTicks{}.Ticks(0, 1.1), "0 0.2 0.4 0.6 0.8 1"},
+		{"log over 1.3 decades", logTicks{}.Ticks(42, 1290), "50 100 200 500 1000"},
+		{"log over 4 decades", logTicks{}.Ticks(2.6, 4400), "10 100 1000"},
+		{"log to 1e7", logTicks{}.Ticks(3, 3e7), "10 100 1000 10000 100000 1e6 1e7"},
+	} {
+		if got := labels(tc.ticks); got != tc.want {
+			t.Errorf("%s: labels %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTerminalMarks: in a terminal chart a measured baseline is dashed (╌)
+// and a peak dotted (┈), as in the figures and the lessons' prose; a log
+// axis says so; two series at one point show as *, not one hiding the
+// other; and a size out of memory is a × above the chart and a column of
+// ┊, never a point on the x axis.
+func TestTerminalMarks(t *testing.T) {
+	var b bytes.Buffer
+	f := sampleWide()
+	f.Ceilings = append(f.Ceilings, Ceiling{Name: "DRAM peak", Value: 3350, Peak: true})
+	if err := Terminal(&b, f, 72); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"╌ device-to-device copy", "┈ DRAM peak", "GB/s, log scale", "elements (n), log scale",
+		"* two or more series at one point", "┊× out of memory at this size: nothing measured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the chart lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(out, "\n")
+	if !strings.HasSuffix(lines[3], "×") || strings.Contains(lines[3], "┤") {
+		t.Errorf("the × is not in a row of its own above the chart: %q\n%s", lines[3], out)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "┤") && strings.Contains(l, "×") {
+			t.Errorf("a × inside the chart, where it reads as a value: %q", l)
+		}
+	}
+}
+
+// TestLegendColumns: the legend below a figure is laid out in as many
+// columns of one width as fit, up to 3.
+func TestLegendColumns(t *testing.T) {
+	named := func(name string) entry { return entry{name: name} }
+	for _, tc := range []struct {
+		entries []entry
+		cols    int
+	}{
+		{[]entry{named("v1"), named("v2"), named("v3"), named("v4")}, 3},
+		{[]entry{named("v1"), named("DRAM bandwidth, 3350 GB/s (NVIDIA's figure)")}, 2},
+		{[]entry{named(strings.Repeat("a very long name ", 20))}, 1},
+	} {
+		cols, rows := legendLayout(tc.entries, width-vg.Inch)
+		if len(cols) != tc.cols || rows != (len(tc.entries)+tc.cols-1)/tc.cols {
+			t.Errorf("%d entries: %d columns, %d rows; want %d columns", len(tc.entries), len(cols), rows, tc.cols)
+		}
+	}
+}
+
+// TestCeilingsNamedWhereTheyRun: where a figure has several ceilings,
+// drawn alike, each is named at its line as well as in the legend; a lone
+// one only in the legend.
+func TestCeilingsNamedWhereTheyRun(t *testing.T) {
+	for _, c := range []struct {
+		ceilings []Ceiling
+		want     int // times "FP16 peak" is written
+	}{
+		{[]Ceiling{{Name: "FP16 peak, 989", Value: 989, Peak: true}}, 1},
+		{[]Ceiling{{Name: "FP32 peak, 67", Value: 67, Peak: true}, {Name: "FP16 peak, 989", Value: 989, Peak: true}}, 2},
+	} {
+		p, err := Lines{Series: []Series{{Name: "a", X: []float64{1, 2}, Y: []float64{10, 20}}}, Ceilings: c.ceilings}.Plot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := p.WriterTo(4*vg.Inch, 3*vg.Inch, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := w.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(b.String(), "FP16 peak"); got != c.want {
+			t.Errorf("%d ceilings: \"FP16 peak\" written %d times, want %d", len(c.ceilings), got, c.want)
 		}
 	}
 }

@@ -143,7 +143,11 @@ func hierarchy(env *lessons.Env, l *lessons.Lesson, step string) error {
 		fmt.Fprintf(env.Out, "No GPU here (%v), and no device was recorded.\n", env.NoGPU)
 		return nil
 	}
-	fmt.Fprintf(env.Out, "%s (%s)\n", info.Name, source)
+	if source == "live" {
+		fmt.Fprintf(env.Out, "%s (live)\n", info.Name)
+	} else {
+		fmt.Fprintf(env.Out, "%s\n", strings.ToUpper(source[:1])+source[1:]) // names the GPU: "replayed from …"
+	}
 	writeHierarchy(env, info)
 	return nil
 }

@@ -41,11 +41,19 @@ func pipelineProblem() *lessons.Problem {
 		Work: func(s lessons.Size) float64 { return 4 * float64(s[0]) },
 		SizeLabel: func(s lessons.Size) string {
 			if len(s) > 2 {
-				return fmt.Sprintf("n=%d, %d streams, %d rounds", s[0], s[1], s[2])
+				return fmt.Sprintf("n=%d, %s, %d rounds", s[0], streamsLabel(s[1]), s[2])
 			}
-			return fmt.Sprintf("n=%d, %d streams", s[0], s[1])
+			return fmt.Sprintf("n=%d, %s", s[0], streamsLabel(s[1]))
 		},
 	}
+}
+
+// streamsLabel counts streams: "1 stream", "4 streams".
+func streamsLabel(n int) string {
+	if n == 1 {
+		return "1 stream"
+	}
+	return fmt.Sprintf("%d streams", n)
 }
 
 // pcase is one size of the pipeline: x in pinned (or pageable) host

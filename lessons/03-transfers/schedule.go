@@ -95,8 +95,12 @@ func (s *schedule) String() string {
 	if s.buffers > 0 {
 		through = fmt.Sprintf(" through %d device buffers", s.buffers)
 	}
-	return fmt.Sprintf("%d chunks copied and worked on%s, on streams %s; %d operations in all, events included",
-		s.chunks, through, strings.Join(names, ", "), len(s.ops))
+	on := "streams"
+	if len(names) == 1 {
+		on = "stream"
+	}
+	return fmt.Sprintf("%d chunks copied and worked on%s, on %s %s; %d operations in all, events included",
+		s.chunks, through, on, strings.Join(names, ", "), len(s.ops))
 }
 
 // parseSchedule reads and unrolls a schedule. Its errors name the line.

@@ -18,7 +18,10 @@ func link(env *lessons.Env, l *lessons.Lesson, step string) error {
 		fmt.Fprintln(env.Out, "No GPU here, and none was recorded with the lesson: its link is unknown.")
 		return nil
 	}
-	fmt.Fprintf(env.Out, "%s (%s), at %s: %s.\n", info.Name, source, info.PCIAddress, info.PCIe)
+	if source == "live" {
+		source = "live on " + info.Name // else it names the GPU already: "replayed from …"
+	}
+	fmt.Fprintf(env.Out, "At %s: %s (%s).\n", info.PCIAddress, info.PCIe, source)
 	if !info.PCIe.Known() {
 		fmt.Fprintln(env.Out, "This system does not report the link in /sys/bus/pci: the copies are drawn without its nominal rate.")
 		return nil
@@ -104,7 +107,7 @@ func timeline(env *lessons.Env, l *lessons.Lesson, step string) error {
 			err := onPipeline(env, max(1, streams), func(c *pcase, k gpu.Kernel) error {
 				ops, name := c.serial(k), "serial"
 				if streams > 0 {
-					ops, name = c.chunked(k, true), fmt.Sprintf("%d streams", streams)
+					ops, name = c.chunked(k, true), streamsLabel(streams)
 				}
 				rs, err := spansOf(env, l, step, name, streams > 0, ops)
 				for _, r := range rs {

@@ -1,7 +1,9 @@
 package softmax
 
 import (
+	"bytes"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +128,83 @@ func TestControls(t *testing.T) {
 		}
 		if slices.Contains(ladder, n) {
 			t.Errorf("control %s is in the Bandwidth step's ladder", n)
+		}
+	}
+}
+
+// TestBlockShowsTheLaunch: the block column shows the launch that ran.
+// v5, softmax_h and v4_packed choose their block by the width (1024
+// threads at 32768 columns), v6 its cluster's blocks; the recorded
+// results say so, and the Bandwidth table prints it, with no block for a
+// size refused, which launched nothing.
+func TestBlockShowsTheLaunch(t *testing.T) {
+	l, err := lessons.Find("softmax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range l.Recorded().Results {
+		if r.Kind != "bench" || r.Outcome != "" {
+			continue
+		}
+		want := 256
+		switch r.Variant {
+		case cudnnName, cudnnHalf:
+			want = 0
+		case "softmax_v5", "softmax_h", packed:
+			tx, ty := kernels.SoftmaxBlock(r.Dims[1])
+			want = tx * ty
+		case "softmax_v6":
+			want = v6Block(r.Dims[1])
+		}
+		if r.Block != want {
+			t.Errorf("%s %s at %s: block %d recorded, want %d, the launch that ran", r.Step, r.Variant, r.Size, r.Block, want)
+		}
+	}
+	var out bytes.Buffer
+	env := lessontest.ReplayEnv(t, &out)
+	for i, s := range l.Steps {
+		if s.Title == "Bandwidth" {
+			if err := l.RunStep(env, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, row := range []*regexp.Regexp{
+		regexp.MustCompile(`softmax_v5 +2048 × 32768 +1024 `),
+		regexp.MustCompile(`softmax_v5 +524288 × 128 +256 `),
+		regexp.MustCompile(`softmax_v6 +2048 × 32768 +128 `),
+		regexp.MustCompile(`softmax_v6 +524288 × 128 +— +refused`),
+	} {
+		if !row.MatchString(out.String()) {
+			t.Errorf("the Bandwidth table has no row like %q:\n%s", row, out.String())
+		}
+	}
+}
+
+// TestChartLinesMatchTheProse: the Bandwidth step says "the dashed line is
+// this GPU's device-to-device copy … the dotted line is the DRAM peak";
+// the terminal chart draws them so, as the figure does.
+func TestChartLinesMatchTheProse(t *testing.T) {
+	l, err := lessons.Find("softmax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := lessontest.ReplayEnv(t, &out)
+	for i, s := range l.Steps {
+		if s.Title != "Bandwidth" {
+			continue
+		}
+		if !strings.Contains(s.Prose, "dashed line is this GPU's\ndevice-to-device copy") || !strings.Contains(s.Prose, "dotted line is the DRAM peak") {
+			t.Fatalf("the Bandwidth step no longer says which line is dashed:\n%s", s.Prose)
+		}
+		if err := l.RunStep(env, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"╌ device-to-device copy", "┈ DRAM bandwidth"} { // ╌ dashed, ┈ dotted
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the chart's legend lacks %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -73,7 +73,7 @@ func stabilityReplay(env *lessons.Env, l *lessons.Lesson, step string) error {
 		fmt.Fprintf(env.Out, "No GPU here (%v), and no run of softmax_unsafe was recorded.\n", env.NoGPU)
 		return nil
 	}
-	fmt.Fprintf(env.Out, "No GPU here (%v): showing the run %s.\n", env.NoGPU, lessons.ResultSet{Results: rs}.Source())
+	env.ReplayNotice() // the table's note says whose run it is
 	showUnsafe(env, rs)
 	return nil
 }

@@ -1,15 +1,18 @@
 package attention
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"cudarepl/lessons"
+	_ "cudarepl/lessons/01-hello-gpu" // its recorded device: the GPU's memory, which the memory figure draws
 	"cudarepl/lessons/attn"
 	"cudarepl/lessons/lessontest"
 	"cudarepl/numeric"
+	"cudarepl/plots"
 )
 
 func TestLesson(t *testing.T) { lessontest.Run(t) }
@@ -182,6 +185,70 @@ func TestTraffic(t *testing.T) {
 		r, w, _, ok := traffic(tc.part, a)
 		if !ok || r != tc.read || w != tc.write {
 			t.Errorf("traffic(%s) = %v read, %v written (%v), want %v, %v", tc.part, r, w, ok, tc.read, tc.write)
+		}
+	}
+}
+
+// figuresOf runs step of the lesson in replay and returns the figures it
+// shows, and what it printed.
+func figuresOf(t *testing.T, step string) ([]plots.Figure, string) {
+	t.Helper()
+	l, err := lessons.Find("attention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := lessontest.ReplayEnv(t, &out)
+	var figs []plots.Figure
+	env.ShowFigure = func(f plots.Figure) error { figs = append(figs, f); return nil }
+	for i, s := range l.Steps {
+		if s.Title == step {
+			if err := l.RunStep(env, i); err != nil {
+				t.Fatal(err)
+			}
+			return figs, out.String()
+		}
+	}
+	t.Fatalf("no step %q", step)
+	return nil, ""
+}
+
+// TestMemoryFigures: the chain's throughput is drawn on a log axis, where
+// the peak 16× above it would flatten it on a linear one, and S = 32768,
+// out of memory, has no value there; the memory figure draws the device's
+// memory as a line and the size that did not fit at what it would need,
+// saying so; each chain keeps its look in both figures.
+func TestMemoryFigures(t *testing.T) {
+	figs, _ := figuresOf(t, "Memory grows as S²")
+	if len(figs) != 2 {
+		t.Fatalf("%d figures, want throughput and memory", len(figs))
+	}
+	rate, mem := figs[0].(plots.Lines), figs[1].(plots.Lines)
+	var chart bytes.Buffer
+	if err := plots.Terminal(&chart, rate, 80); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(chart.String(), "TFLOP/s, log scale") {
+		t.Errorf("the throughput chart is not on a log axis:\n%s", chart.String())
+	}
+	for _, se := range rate.Series {
+		if len(se.OutOfMemory) != 1 || se.OutOfMemory[0].Y != 0 || se.OutOfMemory[0].X != 32768 {
+			t.Errorf("throughput: %s out of memory at %+v, want S = 32768 with no value", se.Name, se.OutOfMemory)
+		}
+	}
+	device := false
+	for _, c := range mem.Ceilings {
+		device = device || c.Peak && strings.HasPrefix(c.Name, "device memory, 79.") && c.Value > 80000 && c.Value < 82000
+	}
+	if !device {
+		t.Errorf("the memory figure has no line at the H100's 80 GB: %+v", mem.Ceilings)
+	}
+	for i, se := range mem.Series {
+		if o := se.OutOfMemory; len(o) != 1 || !strings.HasPrefix(o[0].Label, "would need 25") {
+			t.Errorf("memory: %s out of memory at %+v, want S = 32768 at what it would need", se.Name, o)
+		}
+		if se.Style == nil || rate.Series[i].Style == nil || *se.Style != *rate.Series[i].Style || se.Baseline {
+			t.Errorf("%s is drawn %+v in one figure and %+v in the other (baseline %v)", se.Name, se.Style, rate.Series[i].Style, se.Baseline)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package flashattention
 
 import (
+	"bytes"
 	"regexp"
 	"slices"
 	"strconv"
@@ -8,7 +9,9 @@ import (
 	"testing"
 
 	"cudarepl/kernels"
+	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
+	"cudarepl/plots"
 )
 
 func TestLesson(t *testing.T) { lessontest.Run(t) }
@@ -82,6 +85,59 @@ func TestImplsSayWhatTheyChange(t *testing.T) {
 	for _, n := range compared {
 		if !slices.Contains(names, n) {
 			t.Errorf("the sweeps compare %s, which is no impl", n)
+		}
+	}
+}
+
+// TestOneLookPerSeries: a series has one colour and one marker in every
+// figure of the lesson, no two series of a figure share either, and the
+// chain of lesson 13 and cuDNN are drawn as baselines beside the kernels.
+func TestOneLookPerSeries(t *testing.T) {
+	l, err := lessons.Find("flash-attention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := lessontest.ReplayEnv(t, &out)
+	var figs []plots.Lines
+	env.ShowFigure = func(f plots.Figure) error {
+		if lines, ok := f.(plots.Lines); ok {
+			figs = append(figs, lines)
+		}
+		return nil
+	}
+	for i, s := range l.Steps {
+		if slices.Contains([]string{"Against cuDNN", "Head dimension 128", "Causal"}, s.Title) {
+			if err := l.RunStep(env, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(figs) != 4 {
+		t.Fatalf("%d figures of lines, want 4 (against cuDNN, its memory, d = 128, causal)", len(figs))
+	}
+	looks := map[string]plots.Style{}
+	for _, f := range figs {
+		colours, markers := map[int]string{}, map[int]string{}
+		for _, se := range f.Series {
+			if se.Style == nil {
+				t.Fatalf("%s: %s has no style of the lesson's", f.Title, se.Name)
+			}
+			st := *se.Style
+			if prev, ok := looks[se.Name]; ok && prev != st {
+				t.Errorf("%s: %s is drawn %+v, elsewhere %+v", f.Title, se.Name, st, prev)
+			}
+			looks[se.Name] = st
+			if other, dup := colours[st.Colour]; dup {
+				t.Errorf("%s: %s has %s's colour", f.Title, se.Name, other)
+			}
+			if other, dup := markers[st.Marker]; dup {
+				t.Errorf("%s: %s has %s's marker", f.Title, se.Name, other)
+			}
+			colours[st.Colour], markers[st.Marker] = se.Name, se.Name
+			if want := se.Name == cudnnName || se.Name == chainName; se.Baseline != want {
+				t.Errorf("%s: %s drawn as a baseline %v, want %v", f.Title, se.Name, se.Baseline, want)
+			}
 		}
 	}
 }
