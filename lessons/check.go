@@ -3,6 +3,7 @@ package lessons
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"cudarepl/gpu"
 )
@@ -63,7 +64,7 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 		if shared {
 			env.printf("%s:\n", p.Name)
 		}
-		env.printf("No GPU here (%v): these checks ran %s.\n", env.NoGPU, ResultSet{Results: rs}.Source())
+		env.replayNote("these checks ran", rs)
 		env.showChecks(p, rs)
 		if !compile {
 			return rs, nil
@@ -71,6 +72,20 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 		return rs, compileOnly(env, l, p)
 	})
 	return err
+}
+
+// replayNote says where the recorded results rs shown next come from,
+// after what they are ("these checks ran", "showing results"): with why
+// there is no GPU the first time in a session, and in a short line after
+// that, so that a lesson replayed end to end does not repeat the reason
+// before every table.
+func (e *Env) replayNote(what string, rs []Result) {
+	src := ResultSet{Results: rs}.Source()
+	if e.once(replayNoteKey) {
+		e.printf("No GPU here (%v): %s %s.\n", e.NoGPU, what, src)
+		return
+	}
+	e.printf("%s %s.\n", strings.ToUpper(what[:1])+what[1:], src)
 }
 
 // recorded returns the checks of p recorded for step, only p's own

@@ -260,7 +260,7 @@ func (l *Lesson) minePoints(s Submission) ([]profilePoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := l.benchSize(p)
+	size := l.benchSize(p, s.Like)
 	if x := l.Exercise; x != nil && s.Like == x.Like && x.Bench != nil {
 		size = x.Bench
 	}
@@ -374,7 +374,7 @@ func (e *Env) replayProfiles(l *Lesson, o ProfileOptions) error {
 		}
 		return fmt.Errorf("no GPU here (%v), and no profile of %s was recorded with %s", e.NoGPU, strings.Join(steps, ", "), l.Slug)
 	}
-	e.printf("No GPU here (%v): showing the profiles %s.\n", e.NoGPU, ResultSet{Results: rs}.Source())
+	e.replayNote("showing the profiles", rs)
 	e.showProfiles(l, rs)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cudarepl/gpu"
+	"cudarepl/gpu/profiler"
 	"cudarepl/kernels"
 	"cudarepl/nvrtc"
 )
@@ -65,7 +66,16 @@ func (a *ShowKernel) Do(env *Env, l *Lesson, step string) error {
 		if cerr == nil {
 			if need := featureArch(body); need != "" && img.Arch != need {
 				// The body is preprocessed away: its resources would be an empty kernel's.
-				env.printf("  ↳ left out when compiled for %s: its body needs %s (%s)\n", img.Arch, need, archNames[need])
+				fa := env.forArch(l, src, n, need, img)
+				if fa.report != "" {
+					env.printf("  ↳ %s\n", fa.report)
+				} else {
+					env.printf("  ↳ left out when compiled for %s: its body needs %s\n", img.Arch, need)
+				}
+				if fa.recorded != "" {
+					env.printf("  ↳ %s\n", fa.recorded)
+				}
+				env.needsArch([]string{n}, need, img)
 			} else if res, ok := img.Kernel(n); ok {
 				env.printf("  ↳ %s (NVRTC %s, %s)\n", resourceLine(res), img.NVRTC, img.Arch)
 			}
@@ -324,6 +334,25 @@ func (e *Env) CompileHere(l *Lesson, file string) (img *nvrtc.Image, src nvrtc.S
 	return img, src, err == nil, err
 }
 
+// kernelNames is those of the kernels in file, in its order, that p's
+// versions run: a version's own kernel, or those a library version
+// launches beside the library; all of them where p names none.
+func (p *Problem) kernelNames(file []string) []string {
+	var out []string
+	for _, name := range file {
+		for _, im := range p.Impls {
+			if !im.Library && im.Name == name || slices.Contains(im.Kernels, name) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return file
+	}
+	return out
+}
+
 // compileOnly compiles the problem's kernels in replay mode and reports
 // them, or says why it cannot.
 func compileOnly(env *Env, l *Lesson, p *Problem) error {
@@ -335,23 +364,116 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 		return err
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
+	names := p.kernelNames(kernels.Names(src))
 	width := 16
-	for _, name := range kernels.Names(src) {
+	for _, name := range names {
 		width = max(width, len(name))
 	}
-	for _, name := range kernels.Names(src) {
+	leftOut := map[string][]string{} // arch → the kernels left out for want of it
+	var archs []string
+	for _, name := range names {
 		k, ok := img.Kernel(name)
 		if !ok {
 			continue
 		}
 		body, _ := kernels.Function(src, name)
-		if need := featureArch(body); need != "" && img.Arch != need {
-			env.printf("  %-*s left out: its body needs %s\n", width, name, need)
+		need := featureArch(body)
+		if need == "" || img.Arch == need {
+			env.printf("  %-*s %s\n", width, k.Name, resourceLine(k))
 			continue
 		}
-		env.printf("  %-*s %s\n", width, k.Name, resourceLine(k))
+		fa := env.forArch(l, src, name, need, img)
+		switch {
+		case fa.report != "":
+			env.printf("  %-*s %s\n", width, name, fa.report)
+		case fa.recorded != "":
+			env.printf("  %-*s left out: needs %s; %s\n", width, name, need, fa.recorded)
+		default:
+			env.printf("  %-*s left out: needs %s\n", width, name, need)
+		}
+		if fa.report == "" {
+			if len(leftOut[need]) == 0 {
+				archs = append(archs, need)
+			}
+			leftOut[need] = append(leftOut[need], name)
+		}
+	}
+	for _, need := range archs {
+		env.needsArch(leftOut[need], need, img)
 	}
 	return nil
+}
+
+// archReport is what can be shown of a kernel whose body is compiled
+// only for an architecture that this session's kernels are not compiled
+// for (featureArch).
+type archReport struct {
+	report   string // what ptxas reports of it compiled here for that architecture; "" where NVRTC cannot
+	recorded string // what Nsight Compute recorded of it on the reference GPU, with the lesson; "" where nothing was
+}
+
+// forArch compiles kernel name of src for arch where this machine's NVRTC
+// can (an image for another architecture, from, was all the session
+// made), and finds what the lesson's recorded profiles say of the kernel:
+// its registers and shared memory, as the GPU ran it.
+func (e *Env) forArch(l *Lesson, src nvrtc.Source, name, arch string, from *nvrtc.Image) archReport {
+	var out archReport
+	if canCompile(arch, from.NVRTC) {
+		if img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: arch}); err == nil {
+			if k, ok := img.Kernel(name); ok {
+				out.report = fmt.Sprintf("%s (NVRTC %s, %s)", resourceLine(k), img.NVRTC, img.Arch)
+			}
+		}
+	}
+	for _, r := range l.recorded.Results {
+		if r.Kind != "profile" {
+			continue
+		}
+		for _, k := range r.Kernels {
+			regs, ok := k.Get(profiler.Registers)
+			if k.Name != name || !ok {
+				continue
+			}
+			shared, _ := k.Get(profiler.SharedPerBlock)
+			out.recorded = fmt.Sprintf("on the %s (%s), Nsight Compute saw %.0f registers/thread and %.0f B of shared memory a block",
+				r.GPU, r.Date, regs, shared)
+			return out
+		}
+	}
+	return out
+}
+
+// canCompile reports whether NVRTC of version v ("11.8") compiles for
+// arch: sm_90a, Hopper's own instructions, needs NVRTC 12 or newer.
+func canCompile(arch, v string) bool {
+	if arch != "sm_90a" {
+		return true
+	}
+	var major int
+	_, err := fmt.Sscanf(v, "%d.", &major)
+	return err == nil && major >= 12
+}
+
+// needsArch says that kernels (left out of img, compiled for another
+// architecture) need arch, and what would compile them: in full the first
+// time in a session, and in one line after that.
+func (e *Env) needsArch(kernels []string, arch string, img *nvrtc.Image) {
+	if canCompile(arch, img.NVRTC) {
+		return // compiled for arch beside img: forArch showed what it made
+	}
+	them := strings.Join(kernels, " and ")
+	if len(kernels) > 2 {
+		them = strings.Join(kernels[:len(kernels)-1], ", ") + " and " + kernels[len(kernels)-1]
+	}
+	if !e.once("needs " + arch) {
+		e.printf("(%s %s %s, which NVRTC %s cannot compile for.)\n", them, Plural(len(kernels), "needs|need"), arch, img.NVRTC)
+		return
+	}
+	e.printf("%s %s %s (%s); NVRTC %s cannot compile for it, so what ptxas makes of %s does not show here.\n",
+		them, Plural(len(kernels), "needs|need"), arch, archNames[arch], img.NVRTC, Plural(len(kernels), "it|them"))
+	e.printf("NVRTC 12 or newer compiles %s without a GPU: for instance the library of Python's nvidia-cuda-nvrtc wheel "+
+		"(pip install nvidia-cuda-nvrtc), with CUDA_PATH set to the folder above the lib/ that holds its libnvrtc.so.\n",
+		Plural(len(kernels), "it|them"))
 }
 
 // resourceLine is what ptxas reports of a kernel, in one line.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"cudarepl/gpu/profiler"
 	"cudarepl/kernels"
 	"cudarepl/nvrtc"
 )
@@ -193,6 +194,69 @@ func TestShowKernelTileCodeOnce(t *testing.T) {
 	} {
 		if n := strings.Count(got, tt.s); n != tt.want {
 			t.Errorf("%q is printed %d times, want %d:\n%s", tt.s, n, tt.want, got)
+		}
+	}
+}
+
+// TestHopperKernelsSaySoOnce: a kernel whose body needs sm_90a, where the
+// session compiles for sm_90, shows what NVRTC makes of it for sm_90a
+// where this NVRTC can; else it is left out, with what would compile it
+// said in full once a session and in one line after; and beside either,
+// the registers Nsight Compute recorded of it with the lesson.
+func TestHopperKernelsSaySoOnce(t *testing.T) {
+	v, err := nvrtc.Version()
+	if err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	l, err := build(Def{Slug: "x", Kernels: "flash_attention.cu", Files: fstest.MapFS{"lesson.md": {Data: []byte("# T\n\n## A\n\ntext\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.recorded.Results = []Result{{Kind: "profile", Variant: "flash_v3", GPU: "NVIDIA H100 80GB HBM3", Date: "2026-11-25",
+		Kernels: []profiler.Kernel{{Name: "flash_v3", Metrics: map[string]float64{profiler.Registers: 128, profiler.SharedPerBlock: 125008}}}}}
+	var out bytes.Buffer
+	env := Replay(nil, View{Out: &out})
+	if err := (&ShowKernel{Names: []string{"flash_v3"}}).Do(env, l, "A"); err != nil {
+		t.Fatal(err)
+	}
+	if err := compileOnly(env, l, &Problem{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := compileOnly(env, l, &Problem{}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	recorded := "on the NVIDIA H100 80GB HBM3 (2026-11-25), Nsight Compute saw 128 registers/thread and 125008 B of shared memory a block"
+	want := []struct {
+		s string
+		n int
+	}{
+		{"  ↳ " + recorded + "\n", 1},
+		{"flash_v3            left out: needs sm_90a; " + recorded + "\n", 2},
+	}
+	if canCompile("sm_90a", v) {
+		want = append(want, struct {
+			s string
+			n int
+		}{", sm_90a)\n", 5}, struct {
+			s string
+			n int
+		}{"cannot compile", 0})
+	} else {
+		want = append(want, []struct {
+			s string
+			n int
+		}{
+			{"  ↳ left out when compiled for sm_90: its body needs sm_90a\n", 1},
+			{"flash_v3 needs sm_90a (a Hopper GPU, compute capability 9.0, and NVRTC 12 or newer); NVRTC " + v + " cannot compile for it", 1},
+			{"NVRTC 12 or newer compiles it without a GPU", 1}, // the full hint, once
+			{"NVRTC 12 or newer compiles them without a GPU", 0},
+			{"(flash_v3 and flash_v3_d128 need sm_90a, which NVRTC " + v + " cannot compile for.)\n", 2},
+		}...)
+	}
+	for _, w := range want {
+		if n := strings.Count(got, w.s); n != w.n {
+			t.Errorf("%q is printed %d times, want %d:\n%s", w.s, n, w.n, got)
 		}
 	}
 }

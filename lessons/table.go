@@ -110,7 +110,7 @@ func benchTable(p *Problem, rs []Result) *Table {
 		Right:   []bool{false, false, true, true, true, true, true, true},
 	}
 	var peaks []string
-	beat, best := 0, 0.0
+	beat, best := 0, 0.0        // rows whose ratio shows above 1.00, and the highest
 	rounds, ratioRounds := 0, 0 // the most rounds of a row, and of a ratio
 	baseNote := ""
 	for _, r := range rs {
@@ -136,7 +136,7 @@ func benchTable(p *Problem, rs []Result) *Table {
 		if b, ok := baseline(p, rs, r); ok {
 			q := RatioOf(r, b)
 			times, ratioRounds = q.String(), max(ratioRounds, q.Rounds)
-			if q.Median > 1 {
+			if q.Median >= 1.005 { // shows as 1.01 or more
 				beat++
 				best = max(best, q.Median)
 			}
@@ -175,7 +175,12 @@ func benchTable(p *Problem, rs []Result) *Table {
 		t.Notes = append(t.Notes, note)
 	}
 	if beat > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("%d of these beat the baseline, by up to %.0f%%: a baseline is what this GPU reaches another way, not a limit; the peak is the limit.", beat, 100*(best-1)))
+		upTo := "up to "
+		if beat == 1 {
+			upTo = ""
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("%d of these %s the baseline, at %s%.2f×: a baseline is what this GPU reaches another way, not a limit; the peak is the limit.",
+			beat, Plural(beat, "beats|beat"), upTo, best))
 	}
 	t.Notes = append(t.Notes, whyNotRun(rs)...)
 	return t
@@ -255,7 +260,7 @@ func whyNotRun(rs []Result) []string {
 		case g.head == "":
 			out = append(out, g.reason)
 		case len(g.sizes) > 0:
-			out = append(out, fmt.Sprintf("%s at %s: %s", g.head, strings.Join(g.sizes, ", "), g.reason))
+			out = append(out, fmt.Sprintf("%s at %s: %s", g.head, sizeList(g.sizes), g.reason))
 		default:
 			out = append(out, g.head+": "+g.reason)
 		}
@@ -316,9 +321,11 @@ func (e *Env) showChecks(p *Problem, rs []Result) {
 			ran++
 		}
 	}
-	e.printf("%d of %d checks ran (%d versions), and every one passed", ran, len(rs), len(variants))
+	e.printf("%d of %d checks ran (%s), and every one passed", ran, len(rs), Count(len(variants), "version"))
 	if worst.Tolerance > 0 {
-		e.printf(": the worst relative error, %s, is %s's at %s (tolerance %.0e)", relErr(worst.MaxRelErr), worst.Variant, worst.Size, worst.Tolerance)
+		// The variant last: a name such as "chain (lesson 13)" or
+		// "launches, each synchronised" reads as it is there.
+		e.printf(": the worst relative error, %s (tolerance %.0e), is at %s, in %s", relErr(worst.MaxRelErr), worst.Tolerance, worst.Size, worst.Variant)
 	}
 	if e.OneVersion != nil {
 		e.printf(". '%s' lists one version's checks", e.OneVersion(rs[0].Lesson, variants[0]))
@@ -334,6 +341,45 @@ func pct(f float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f", 100*f)
+}
+
+// sizeList joins sizes with commas, or with semicolons where a size has a
+// comma of its own ("B=1 H=4 S=3 d=64, causal").
+func sizeList(sizes []string) string {
+	for _, s := range sizes {
+		if strings.Contains(s, ",") {
+			return strings.Join(sizes, "; ")
+		}
+	}
+	return strings.Join(sizes, ", ")
+}
+
+// Count writes n and noun, the noun as n of it reads: "1 version",
+// "3 versions", "2 batches" (Plural).
+func Count(n int, noun string) string { return fmt.Sprintf("%d %s", n, Plural(n, noun)) }
+
+// Plural is word as it reads beside n: itself where n is 1, else its
+// plural. A word whose plural is not made by adding s or es (or y → ies)
+// is given as "one|many": Plural(n, "needs|need"), Plural(n, "is|are").
+// In a phrase, the last word takes the plural: "planted kernel" →
+// "planted kernels".
+func Plural(n int, word string) string {
+	if one, many, ok := strings.Cut(word, "|"); ok {
+		if n == 1 {
+			return one
+		}
+		return many
+	}
+	if n == 1 {
+		return word
+	}
+	switch {
+	case strings.HasSuffix(word, "s"), strings.HasSuffix(word, "x"), strings.HasSuffix(word, "ch"), strings.HasSuffix(word, "sh"):
+		return word + "es"
+	case strings.HasSuffix(word, "y") && len(word) > 1 && !strings.ContainsRune("aeiou", rune(word[len(word)-2])):
+		return word[:len(word)-1] + "ies"
+	}
+	return word + "s"
 }
 
 // firstLine is the first line of s.

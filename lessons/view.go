@@ -2,6 +2,7 @@ package lessons
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"cudarepl/plots"
@@ -11,6 +12,26 @@ import (
 // they show it with.
 
 func (v *View) printf(format string, args ...any) { fmt.Fprintf(v.Out, format, args...) }
+
+// MarkdownWriter is an output that shows Markdown as it reads best there:
+// a terminal's renders it (package internal/term makes one). Prose writes
+// through it where a View's Out is one.
+type MarkdownWriter interface {
+	io.Writer
+	// WriteMarkdown writes md rendered, and a newline; where it cannot,
+	// it writes nothing and says why.
+	WriteMarkdown(md string) error
+}
+
+// Prose prints md, a lesson's Markdown prose, and a newline: rendered
+// where Out is a MarkdownWriter (a terminal), and as written elsewhere (a
+// file, a pipe, a test), where Markdown reads as plain text.
+func (v *View) Prose(md string) {
+	if m, ok := v.Out.(MarkdownWriter); ok && m.WriteMarkdown(md) == nil {
+		return
+	}
+	v.printf("%s\n", md)
+}
 
 // PrintTable shows t through ShowTable where a notebook set it, and prints
 // it as text otherwise.

@@ -17,7 +17,7 @@ const module = "cudarepl/"
 // pattern ending in "/*" stands for every package under it. A package may
 // import only packages of lower floors.
 var floors = [][]string{
-	{"internal/dl", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
+	{"internal/dl", "internal/term", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
 	{"nvrtc", "nvml"},
 	{"gpu", "kernels"},
 	{"blas", "cudnnx", "gpu/profiler", "gpu/sanitizer", "internal/gputest"},
@@ -35,7 +35,7 @@ var only = map[string][]string{
 	// the CPU numerics: no library, no lesson's shared code.
 	"lessons": {"gpu", "gpu/profiler", "gpu/sanitizer", "nvrtc", "kernels", "plots", "numeric"},
 	// The entry points reach the GPU through the lessons (DESIGN.md).
-	"cmd/cudarepl": {"lessons", "lessons/all", "lessons/fusecmd", "notebook", "worker", "nvrtc", "plots"},
+	"cmd/cudarepl": {"lessons", "lessons/all", "lessons/fusecmd", "notebook", "worker", "nvrtc", "plots", "internal/dl", "internal/term"},
 	"notebook":     {"lessons", "lessons/all", "lessons/fusecmd", "worker", "plots", "fuse"},
 }
 

@@ -71,6 +71,8 @@ func init() {
 	loads := &lessons.ProfileStep{Of: against, Impls: []string{"fusion_v1", "fusion_v2", runtime, cudnn},
 		Columns: []string{lessons.ColTime, lessons.ColDRAM, lessons.ColSectors, lessons.ColDRAMBusy, lessons.ColSMBusy,
 			lessons.ColInstructions, lessons.ColOccupancy, lessons.ColLimiter}}
+	// fuse's replay shows what this lesson recorded of the same kernel.
+	fusecmd.Recorded(expr, "fusion", runtime)
 	lessons.Register(lessons.Def{
 		Number: 9, Slug: "fusion", Files: files, Kernels: "fusion.cu", Problem: problem(),
 		Exercise: &lessons.Exercise{

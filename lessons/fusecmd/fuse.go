@@ -1,6 +1,7 @@
 package fusecmd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -26,17 +27,19 @@ const checkMax = 1 << 22
 // shows both, and compiles them with NVRTC. On a GPU it then checks both
 // against the expression in float64, on n elements of each input drawn
 // from [0.1, 2) (positive, so that log, sqrt and pow are defined), and times
-// them beside the device-to-device copy.
+// them beside the device-to-device copy. Without a GPU it shows the time a
+// lesson recorded for the same kernel at n (Recorded), where one did;
+// without NVRTC it says so, and that is all it can do: neither is an error.
 func Run(env *lessons.Env, expr string, n int) error {
 	x, err := fuse.Parse(expr)
 	if err != nil {
 		return err
 	}
 	if n < 1 {
-		return fmt.Errorf("lessons: fuse: %d elements; give at least 1", n)
+		return fmt.Errorf("fuse: %d elements; give at least 1", n)
 	}
 	if len(x.Inputs()) == 0 {
-		return fmt.Errorf("lessons: fuse %s: the expression reads no input, so there is nothing to run it on", x)
+		return fmt.Errorf("fuse %s: the expression reads no input, so there is nothing to run it on", x)
 	}
 	fused := x.Kernel("fused")
 	unfused, stages := x.Unfused("step")
@@ -48,23 +51,100 @@ func Run(env *lessons.Env, expr string, n int) error {
 	}
 	unfusedBytes := fuse.StagesBytes(stages)
 	ways.Rows = append(ways.Rows, []string{"fused", "fused", "all", strings.Join(inputNames(x), " "), "out", fmt.Sprint(x.BytesPerElement())})
-	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()),
-		fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
-			x.BytesPerElement(), unfusedBytes, float64(unfusedBytes)/float64(x.BytesPerElement())))
+	ways.Notes = append(ways.Notes, "inputs: "+inputList(x.Inputs()), bytesBound(x, stages))
 	env.PrintTable(ways)
 
 	img, err := env.Compile(nvrtc.Source{Name: "fuse.cu", Code: fused + "\n" + unfused})
-	if err != nil {
-		return err
-	}
-	if r, ok := img.Kernel("fused"); ok {
-		fmt.Fprintf(env.Out, "fused: %d registers/thread, %d B spilled (NVRTC, %s)\n", r.Registers, r.SpillStores, img.Arch)
+	switch {
+	case errors.Is(err, gpu.ErrNoGPU) && !env.Live(): // no NVRTC here: what was shown is what there is
+		fmt.Fprintf(env.Out, "Not compiled: %s.\n", strings.TrimPrefix(err.Error(), "gpu: "))
+	case err != nil:
+		return fmt.Errorf("fuse %s: %w", x, err)
+	default:
+		if r, ok := img.Kernel("fused"); ok {
+			fmt.Fprintf(env.Out, "fused: %d registers/thread, %d B spilled (NVRTC %s, %s)\n", r.Registers, r.SpillStores, img.NVRTC, img.Arch)
+		}
 	}
 	if !env.Live() {
-		fmt.Fprintf(env.Out, "No GPU here (%v): compiled, not run.\n", env.NoGPU)
-		return nil
+		done := "compiled"
+		if err != nil {
+			done = "not compiled"
+		}
+		fmt.Fprintf(env.Out, "No GPU here (%v): %s, not run.\n", env.NoGPU, done)
+		return showRecorded(env, x, n)
 	}
 	return run(env, x, img, stages, n, unfusedBytes)
+}
+
+// bytesBound says how much faster the bytes alone let the fused kernel
+// be than the unfused stages: none where the expression is one operation,
+// and so one kernel either way.
+func bytesBound(x *fuse.Expr, stages []fuse.Stage) string {
+	fused, unfused := x.BytesPerElement(), fuse.StagesBytes(stages)
+	if len(stages) <= 1 || unfused <= fused {
+		return fmt.Sprintf("bytes bound: one operation, so one kernel either way, moving %d bytes an element: fusing saves nothing here", fused)
+	}
+	return fmt.Sprintf("bytes bound: fused moves %d bytes an element, unfused %d, so fused can be at most %.2f× faster",
+		fused, unfused, float64(unfused)/float64(fused))
+}
+
+// A recording is a lesson's recorded time of the kernel fuse writes for
+// one expression, at Elements (Recorded).
+type recording struct {
+	expr    string // as canonical writes it
+	lesson  string // the lesson's slug
+	variant string // the kernel's name in the lesson's results
+}
+
+var recordings []recording
+
+// Recorded says that the results recorded with lesson (a slug) hold, as
+// variant, the time of the kernel fuse writes for expr, at Elements: fuse
+// shows that time, labelled, where there is no GPU. A lesson calls it
+// from its init; lesson 9 for its sweep's "fused at run time". It panics
+// on an expression that does not parse, which is a programming error.
+func Recorded(expr, lesson, variant string) {
+	x, err := fuse.Parse(expr)
+	if err != nil {
+		panic(err)
+	}
+	recordings = append(recordings, recording{canonical(x), lesson, variant})
+}
+
+// canonical is x's text without spaces, the same for every way of
+// spacing one expression: "sigmoid(a+b*c)".
+func canonical(x *fuse.Expr) string { return strings.Join(strings.Fields(x.String()), "") }
+
+// showRecorded shows the time a lesson recorded for the kernel fuse writes
+// for x, at n elements, where one did.
+func showRecorded(env *lessons.Env, x *fuse.Expr, n int) error {
+	size := lessons.Size{n}.String()
+	for _, rec := range recordings {
+		if rec.expr != canonical(x) {
+			continue
+		}
+		l, err := lessons.Find(rec.lesson)
+		if err != nil {
+			continue // the lesson is not in this program
+		}
+		for _, r := range l.Recorded().Results {
+			if r.Kind != "bench" || r.Variant != rec.variant || r.Size != size || !r.Measured() {
+				continue
+			}
+			env.PrintTable(&lessons.Table{
+				Headers: []string{"way", "size", "time (µs)", r.Unit, "of the copy"},
+				Right:   []bool{false, false, true, true, true},
+				Rows: [][]string{{"fused", size, fmt.Sprintf("%.1f", 1000*r.MedianMs), fmt.Sprintf("%.0f", r.Throughput),
+					lessons.RatioOf(r, lessons.Result{Throughput: r.Ceiling, Rounds: r.CeilingRounds}).Text("%.2f")}},
+				Notes: []string{
+					fmt.Sprintf("This kernel as lesson %d (%s) timed it, as %q: %s.", l.Number, l.Slug, rec.variant, lessons.ResultSet{Results: []lessons.Result{r}}.Source()),
+					fmt.Sprintf("The unfused kernels were not recorded; lesson %d times its own unfused ways beside it.", l.Number),
+				},
+			})
+			return nil
+		}
+	}
+	return nil
 }
 
 // inputNames are the names the kernels' code gives x's inputs: x0, x1…
@@ -91,7 +171,7 @@ func run(env *lessons.Env, x *fuse.Expr, img *nvrtc.Image, stages []fuse.Stage, 
 	bytes := 4 * int64(n)
 	need := bytes * int64(len(x.Inputs())+len(stages)+1)
 	if free, _, err := d.MemInfo(); err == nil && need > free {
-		return fmt.Errorf("lessons: fuse at n=%d needs %s of device memory; %s is free", n, mib(need), mib(free))
+		return fmt.Errorf("fuse at n=%d needs %s of device memory; %s is free", n, mib(need), mib(free))
 	}
 	bufs := map[string]gpu.DevicePtr{}
 	defer func() {
@@ -205,7 +285,7 @@ func check(env *lessons.Env, x *fuse.Expr, in [][]float32, out gpu.DevicePtr, op
 			continue
 		}
 		if math.IsNaN(got) || math.Abs(got-want) > numeric.TolFP32*math.Max(1, math.Abs(want)) {
-			return "", fmt.Errorf("lessons: fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
+			return "", fmt.Errorf("fuse %s: element %d is %g, float64 says %g (inputs %v)", x, i, got, want, v)
 		}
 	}
 	if step > 1 {

@@ -134,7 +134,7 @@ func Planted(t *testing.T, l *lessons.Lesson) {
 		}
 	}
 	if skipped > 0 {
-		t.Skipf("%d planted kernels need NVRTC to compile: %v", skipped, noNVRTC)
+		t.Skipf("%s %s NVRTC to compile: %v", lessons.Count(skipped, "planted kernel"), lessons.Plural(skipped, "needs|need"), noNVRTC)
 	}
 }
 

@@ -1,9 +1,11 @@
 // Command testsum reads "go test -json" on its standard input and writes
 // what "go test" would (each package's result, and the output of every
-// test that failed), then lists the tests that were skipped, grouped by the
-// reason each gave, so that a run on a machine without NVRTC, Jupyter or a
-// GPU says what it left out and what to install. It exits 1 when a test or
-// a build failed, or when no test ran at all.
+// test that failed), then one line for each cause that tests were skipped
+// for (what is missing, and how to get it), and last the totals:
+// "tests: 612 passed, 0 failed, 34 skipped". So a run on a machine
+// without NVRTC, Jupyter or a GPU says what it left out and what to
+// install, once. With -v it lists the tests skipped under each cause. It
+// exits 1 when a test or a build failed, or when no test ran at all.
 //
 //	go test -json ./... | go run ./scripts/testsum
 package main
@@ -11,10 +13,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -29,20 +33,23 @@ type event struct {
 
 // summary is what a run came to.
 type summary struct {
-	failed  bool
-	ran     bool
-	skipped map[string][]string // reason → "package TestName"
+	passed, failed int
+	ran            bool
+	skipped        map[string][]string // reason → "package TestName"
+	failedTests    map[string]int      // package → its tests that failed
 }
 
 func main() {
+	verbose := flag.Bool("v", false, "list the tests skipped under each cause")
+	flag.Parse()
 	s, err := summarize(os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testsum: %v\n", err)
 		os.Exit(2)
 	}
-	s.writeSkipped(os.Stdout)
+	s.writeEnd(os.Stdout, *verbose)
 	switch {
-	case s.failed:
+	case s.failed > 0:
 		os.Exit(1)
 	case !s.ran:
 		fmt.Println("testsum: no test ran")
@@ -54,9 +61,9 @@ func main() {
 var skipLine = regexp.MustCompile(`^\s+\w+\.go:\d+: (.*)$`)
 
 // summarize copies the run's package lines and failed tests' output to w
-// as they come, and collects the skips.
+// as they come, and counts and collects the rest.
 func summarize(r io.Reader, w io.Writer) (*summary, error) {
-	s := &summary{skipped: map[string][]string{}}
+	s := &summary{skipped: map[string][]string{}, failedTests: map[string]int{}}
 	pending := map[string][]string{} // package + test → its output so far
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -75,17 +82,17 @@ func summarize(r io.Reader, w io.Writer) (*summary, error) {
 			pending[key] = append(pending[key], e.Output)
 		case e.Action == "build-output":
 			fmt.Fprint(w, e.Output)
-		case e.Action == "build-fail":
-			s.failed = true
 		case e.Action == "pass" && e.Test != "":
 			s.ran = true
+			s.passed++
 			delete(pending, key)
-		case e.Action == "fail":
-			s.failed = true
-			if e.Test != "" {
-				fmt.Fprint(w, strings.Join(pending[key], ""))
-				delete(pending, key)
-			}
+		case e.Action == "fail" && e.Test != "":
+			s.failed++
+			s.failedTests[e.Package]++
+			fmt.Fprint(w, strings.Join(pending[key], ""))
+			delete(pending, key)
+		case e.Action == "fail" && s.failedTests[e.Package] == 0:
+			s.failed++ // a package that failed with no test failing: its build, TestMain, a time-out
 		case e.Action == "skip" && e.Test != "":
 			reason := "no reason given"
 			for _, o := range pending[key] {
@@ -100,23 +107,128 @@ func summarize(r io.Reader, w io.Writer) (*summary, error) {
 	return s, sc.Err()
 }
 
-// writeSkipped lists the skipped tests under each reason.
-func (s *summary) writeSkipped(w io.Writer) {
-	if len(s.skipped) == 0 {
-		return
-	}
-	var reasons []string
+// writeEnd writes, after a blank line, one line for each cause of skips,
+// with the tests under it where verbose is set, and then the totals.
+func (s *summary) writeEnd(w io.Writer, verbose bool) {
 	n := 0
-	for r, ts := range s.skipped {
-		reasons = append(reasons, r)
+	for _, ts := range s.skipped {
 		n += len(ts)
 	}
-	sort.Strings(reasons)
-	fmt.Fprintf(w, "\n%d tests skipped, and why:\n", n)
-	for _, r := range reasons {
-		fmt.Fprintf(w, "- %s\n", r)
-		for _, t := range s.skipped[r] {
-			fmt.Fprintf(w, "    %s\n", t)
+	fmt.Fprintln(w)
+	if n > 0 {
+		groups := byCause(s.skipped)
+		fmt.Fprintf(w, "skipped, for %s:\n", count(len(groups), "cause"))
+		for _, g := range groups {
+			fmt.Fprintf(w, "- %s: %s\n", g.where(), g.cause)
+			if verbose {
+				for _, t := range g.tests {
+					fmt.Fprintf(w, "    %s\n", t)
+				}
+			}
 		}
 	}
+	fmt.Fprintf(w, "tests: %d passed, %d failed, %d skipped\n", s.passed, s.failed, n)
+}
+
+// group is the tests skipped for one cause.
+type group struct {
+	cause string
+	tests []string // "package TestName", sorted
+}
+
+// where says which test a group holds, or how many and where.
+func (g group) where() string {
+	if len(g.tests) == 1 {
+		return g.tests[0]
+	}
+	var pkgs []string
+	for _, t := range g.tests {
+		p, _, _ := strings.Cut(t, " ")
+		if !slices.Contains(pkgs, p) {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) == 1 {
+		return count(len(g.tests), "test") + " in " + pkgs[0]
+	}
+	return count(len(g.tests), "test") + " in " + count(len(pkgs), "package")
+}
+
+// byCause groups skip reasons by the cause they give, most tests first.
+// A reason is what a test said ("11 planted kernels need NVRTC to
+// compile: gpu: NVRTC not found; install …"). What follows a ": " in it
+// is most often an error's text, and that error its cause: the cause is
+// the part after a ": " that the most other reasons end with too, the
+// longest of those, of four words or more, written without the name of
+// the package that said it ("NVRTC not found; install …"); or the whole
+// reason where no other shares its end.
+func byCause(skipped map[string][]string) []group {
+	reasons := make([]string, 0, len(skipped))
+	for r := range skipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	at := map[string]int{} // cause → its group
+	var groups []group
+	for _, r := range reasons {
+		cause, most := r, 0
+		for _, c := range tails(r) { // longest first: the longest of those most share wins
+			if len(strings.Fields(c)) < 4 || strings.Count(c, ")") > strings.Count(c, "(") {
+				continue // a few words ("install it"), or the end of a parenthesis
+			}
+			if n := sharers(c, r, reasons); n > most {
+				cause, most = c, n
+			}
+		}
+		cause = pkgPrefix.ReplaceAllString(cause, "")
+		i, ok := at[cause]
+		if !ok {
+			i = len(groups)
+			at[cause] = i
+			groups = append(groups, group{cause: cause})
+		}
+		groups[i].tests = append(groups[i].tests, skipped[r]...)
+	}
+	for i := range groups {
+		sort.Strings(groups[i].tests)
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return len(groups[i].tests) > len(groups[j].tests) })
+	return groups
+}
+
+// pkgPrefix is the name of a Go package that an error starts with.
+var pkgPrefix = regexp.MustCompile(`^[a-z][a-z0-9]*: `)
+
+// tails are the parts of r after each ": ", longest first.
+func tails(r string) []string {
+	var out []string
+	for i := strings.Index(r, ": "); i >= 0; {
+		out = append(out, r[i+2:])
+		j := strings.Index(r[i+2:], ": ")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return out
+}
+
+// sharers counts the reasons other than r that end with tail, after a
+// ": " or whole.
+func sharers(tail, r string, reasons []string) int {
+	n := 0
+	for _, o := range reasons {
+		if o != r && (o == tail || strings.HasSuffix(o, ": "+tail)) {
+			n++
+		}
+	}
+	return n
+}
+
+// count writes n and noun, in the plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
