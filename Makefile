@@ -42,14 +42,31 @@ notebooks:
 	$(GO) run ./cmd/cudarepl notebooks
 
 ## notebook: install the GoNB Jupyter kernel (GoNB and goimports, versions pinned in go.mod)
+## into Jupyter, with goimports' folder on the kernel's PATH; Jupyter itself first (README, Notebooks)
 notebook:
+	@command -v jupyter >/dev/null 2>&1 || { \
+	  echo "make notebook: Jupyter is not installed. On Debian: sudo apt-get install jupyter-notebook jupyter-nbconvert jupyter-client"; exit 1; }
+	@jupyter nbconvert --version >/dev/null 2>&1 || { \
+	  echo "make notebook: jupyter nbconvert is missing (the notebooks' tests run it). On Debian: sudo apt-get install jupyter-nbconvert"; exit 1; }
 	$(GO) install github.com/janpfeifer/gonb golang.org/x/tools/cmd/goimports
-	"$$($(GO) env GOPATH)/bin/gonb" --install --force_deps
-	@echo
-	@echo "GoNB is installed as the Jupyter kernel \"Go (gonb)\"."
-	@echo "1. Put $$($(GO) env GOPATH)/bin on your PATH (GoNB runs goimports from there)."
-	@echo "2. Open the lessons:  jupyter lab notebooks/   (or: jupyter notebook notebooks/)"
-	@echo "3. Run the first cell of a notebook, then the others in order."
+	@set -e; \
+	gobin="$$($(GO) env GOBIN)"; [ -n "$$gobin" ] || gobin="$$($(GO) env GOPATH | cut -d: -f1)/bin"; \
+	data="$$(jupyter --data-dir)"; spec="$$data/kernels/gonb/kernel.json"; \
+	log="$$(mktemp)"; \
+	if ! JUPYTER_DATA_DIR="$$data" PATH="$$gobin:$$PATH" "$$gobin/gonb" --install --force_deps >"$$log" 2>&1; then \
+	  cat "$$log"; rm -f "$$log"; echo "make notebook: gonb --install failed (its log is above)"; exit 1; fi; \
+	rm -f "$$log"; \
+	client="$$(jupyter --version 2>/dev/null | sed -n 's/^jupyter_client *: *\([0-9]*\).*/\1/p')"; \
+	if [ "$${client:-0}" -ge 7 ]; then path="$$gobin:\$${PATH}"; else path="$$gobin:$$PATH"; fi; \
+	sed -i "s|\"env\":{}|\"env\":{\"PATH\":\"$$path\"}|" "$$spec"; \
+	grep -q "\"PATH\":\"$$gobin:" "$$spec" || { echo "make notebook: could not put $$gobin on the kernel's PATH in $$spec: put it on yours"; exit 1; }; \
+	echo; \
+	echo "GoNB is installed as the Jupyter kernel \"Go (gonb)\" ($$spec),"; \
+	echo "and finds goimports in $$gobin, on or off your PATH."; \
+	command -v gopls >/dev/null 2>&1 || [ -x "$$gobin/gopls" ] || \
+	  echo "gopls is not installed: the notebooks run without it; 'go install golang.org/x/tools/gopls@latest' adds completion in Jupyter."; \
+	echo "Open the lessons:  jupyter notebook notebooks/   (or: jupyter lab notebooks/, where JupyterLab is installed)"; \
+	echo "Run the first cell of a notebook, then the others in order."
 
 ## lint: gofmt and go vet, GPU tests included
 lint:

@@ -3,25 +3,30 @@ package lessons
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"cudarepl/gpu"
 	"cudarepl/kernels"
 )
 
 // Header prints the lesson's title and intro.
 func (l *Lesson) Header(env *Env) {
-	env.printf("Lesson %d · %s\n\n%s\n", l.Number, l.Title, l.Intro)
+	env.printf("Lesson %d · %s\n\n", l.Number, l.Title)
+	env.Prose(l.Intro)
 }
 
 // RunStep prints step i (0-based) and runs its action.
 func (l *Lesson) RunStep(env *Env, i int) error {
 	if i < 0 || i >= len(l.Steps) {
-		return fmt.Errorf("lessons: %s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
+		return fmt.Errorf("%s has steps 1 to %d, not %d", l.Slug, len(l.Steps), i+1)
 	}
 	s := l.Steps[i]
-	env.printf("\n── %d/%d %s %s\n\n%s\n\n", i+1, len(l.Steps), s.Title, strings.Repeat("─", max(0, 60-len(s.Title))), s.Prose)
+	env.printf("\n── %d/%d %s %s\n\n", i+1, len(l.Steps), s.Title, strings.Repeat("─", max(0, 60-len(s.Title))))
+	env.Prose(s.Prose)
+	env.printf("\n")
 	if s.Action == nil {
 		return nil
 	}
@@ -173,9 +178,9 @@ func (l *Lesson) findVariant(name string) (*Problem, error) {
 		names = append(names, im.Name)
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("lessons: %s has no variants to run", l.Slug)
+		return nil, fmt.Errorf("%s has no variants to run", l.Slug)
 	}
-	return nil, fmt.Errorf("lessons: %s has no variant %q (it has: %s)", l.Slug, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s has no variant %q (it has: %s)", l.Slug, name, NameList(names))
 }
 
 // RunVariant checks one impl at every check size of its problem: the
@@ -210,7 +215,7 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 	if name == "" {
 		names := l.KernelNames()
 		if len(names) == 0 {
-			return fmt.Errorf("lessons: %s has no kernels", l.Slug)
+			return fmt.Errorf("%s has no kernels", l.Slug)
 		}
 		env.printf("%s's kernels (show one with 'show kernel NAME'):\n  %s\n", l.Slug, strings.Join(names, "\n  "))
 		return nil
@@ -225,6 +230,49 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 	return (&ShowKernel{Names: []string{name}, File: f}).Do(env, l, "")
 }
 
+// KernelReport says what the compiler made of the lesson's kernel name,
+// in one line and without its source: its registers, shared memory and
+// spills (what "show kernel" prints under the source), or why it is not
+// compiled here. A notebook cell that already holds the source shows this.
+func (l *Lesson) KernelReport(env *Env, name string) error {
+	_, src, err := l.fileDeclaring(name)
+	if err != nil {
+		return err
+	}
+	img, err := env.Compile(src)
+	if err != nil {
+		if errors.Is(err, gpu.ErrNoGPU) {
+			env.printf("%s, the course's, unchanged: not compiled here (%s)\n", name, shortReason(err))
+			return nil
+		}
+		return err
+	}
+	body, _ := kernels.Function(src, name)
+	if need := featureArch(body); need != "" && img.Arch != need {
+		env.printf("%s, the course's, unchanged: its body is left out when compiled for %s, as here: it needs %s (%s)\n",
+			name, img.Arch, need, archNames[need])
+		return nil
+	}
+	res, ok := img.Kernel(name)
+	if !ok {
+		return fmt.Errorf("%s: NVRTC %s made no kernel %s of %s", l.Slug, img.NVRTC, name, src.Name)
+	}
+	env.printf("%s, the course's, unchanged: %s (NVRTC %s, %s)\n", name, resourceLine(res), img.NVRTC, img.Arch)
+	return nil
+}
+
+// Message is err as a learner reads it, in the REPL, on the command line
+// or in a notebook: without the "lessons: " that errors of this package
+// (and of fusecmd) start with for Go callers, wherever a wrapping left it
+// ("vector-add, step \"Benchmark\": lessons: …").
+func Message(err error) string {
+	return internalPrefix.ReplaceAllString(err.Error(), "$1")
+}
+
+// internalPrefix is a package prefix that means nothing to a learner, at
+// the start of a message or after a colon.
+var internalPrefix = regexp.MustCompile(`(^|: )(?:lessons|fusecmd): `)
+
 // sizeSweeps runs the sweeps over sizes at env.Sizes, and nothing else: a
 // learner who names sizes wants those measured, not the whole lesson. Each
 // size goes to the sweeps whose sizes have as many numbers, and once to
@@ -232,25 +280,8 @@ func (l *Lesson) ShowKernel(env *Env, name string) error {
 // have a fifth number measures "4x16x4096x64x1" there, and "4x16x4096x64"
 // once, though two of its sweeps take four numbers.
 func (l *Lesson) sizeSweeps(env *Env) error {
-	var arities []int // numbers in a size, for each sweep over sizes
-	for i := range l.Steps {
-		if _, sw, ok := l.sizeSweep(i); ok && len(sw.sizes) > 0 && !slices.Contains(arities, len(sw.sizes[0])) {
-			arities = append(arities, len(sw.sizes[0]))
-		}
-	}
-	if len(arities) == 0 {
-		return fmt.Errorf("lessons: %s has no sweep over sizes to measure at the sizes given", l.Slug)
-	}
-	for _, s := range env.Sizes {
-		if !slices.Contains(arities, len(s)) {
-			slices.Sort(arities)
-			want := make([]string, len(arities))
-			for i, n := range arities {
-				want[i] = strconv.Itoa(n)
-			}
-			return fmt.Errorf("lessons: a size of %s has %s numbers, not %d (%s)",
-				l.Slug, strings.Join(want, " or "), len(s), strings.ReplaceAll(s.String(), "×", "x"))
-		}
+	if err := l.CheckSizes(env.Sizes); err != nil {
+		return err
 	}
 	given := env.Sizes
 	type sweepKey struct {
@@ -289,6 +320,90 @@ func (l *Lesson) sizeSweeps(env *Env) error {
 		}
 	}
 	return first
+}
+
+// CheckSizes says whether the lesson's sweeps over sizes can measure
+// sizes, before anything runs: each size must have as many numbers as the
+// sizes of one of its sweeps. The error gives the form they take, with the
+// sweeps' own sizes as examples: "bench 2^20" in a lesson whose sizes are
+// "1000x4096" learns to write two numbers.
+func (l *Lesson) CheckSizes(sizes []Size) error {
+	examples := map[int][]Size{} // a sweep's sizes, by how many numbers they have
+	var arities []int
+	for i := range l.Steps {
+		_, sw, ok := l.sizeSweep(i)
+		if !ok || len(sw.sizes) == 0 {
+			continue
+		}
+		n := len(sw.sizes[0])
+		if _, seen := examples[n]; !seen {
+			arities = append(arities, n)
+		}
+		examples[n] = append(examples[n], sw.sizes...)
+	}
+	if len(arities) == 0 {
+		return fmt.Errorf("%s has no sweep over sizes: 'bench' with no sizes runs its measurements as written", l.Slug)
+	}
+	slices.Sort(arities)
+	for _, s := range sizes {
+		if _, ok := examples[len(s)]; ok {
+			continue
+		}
+		counts := make([]string, len(arities))
+		var like []string // the first and last size of one form; the last of each of several
+		for i, n := range arities {
+			counts[i] = strconv.Itoa(n)
+			ex := examples[n]
+			if first := SizeArg(ex[0]); len(arities) == 1 && first != SizeArg(ex[len(ex)-1]) {
+				like = append(like, first)
+			}
+			like = append(like, SizeArg(ex[len(ex)-1]))
+		}
+		noun := "numbers"
+		if len(arities) == 1 && arities[0] == 1 {
+			noun = "number"
+		}
+		return fmt.Errorf("size %s has %s, and %s measures sizes of %s %s, like %s",
+			SizeArg(s), countNoun(len(s), "number"), l.Slug, strings.Join(counts, " or "), noun, listOr(like))
+	}
+	return nil
+}
+
+// countNoun is n and noun, with an s where n is not 1: "1 number", "2 numbers".
+func countNoun(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// listOr joins items as "a", "a or b", "a, b or c".
+func listOr(items []string) string { return listJoin(items, " or ") }
+
+// listAnd joins items as "a", "a and b", "a, b and c".
+func listAnd(items []string) string { return listJoin(items, " and ") }
+
+// listJoin joins items with commas, and conj before the last.
+func listJoin(items []string, conj string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + conj + items[len(items)-1]
+}
+
+// NameList joins names with commas for a message, quoting each name that
+// holds a comma or a space, so that a list such as launches, "launches,
+// each synchronised", graph reads as three names, and each can be typed
+// back as it is shown.
+func NameList(names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		if strings.ContainsAny(n, ", ") {
+			n = strconv.Quote(n)
+		}
+		out[i] = n
+	}
+	return strings.Join(out, ", ")
 }
 
 // Measure runs every step that measures or checks something (all but the

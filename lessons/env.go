@@ -193,7 +193,7 @@ func (s *Session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error
 // version of it, where e carries their edit (withEdit).
 func (e *Env) Kernel(src nvrtc.Source, name string) (gpu.Kernel, error) {
 	if !e.Live() {
-		return gpu.Kernel{}, fmt.Errorf("lessons: kernel %s: no GPU (%v)", name, e.NoGPU)
+		return gpu.Kernel{}, fmt.Errorf("kernel %s: no GPU (%v)", name, e.NoGPU)
 	}
 	if ed := e.edit; ed != nil && ed.Kernel == name {
 		src = ed.in(src)
@@ -243,7 +243,7 @@ func kernelSource(l *Lesson, file string) (nvrtc.Source, error) {
 		file = l.Kernels
 	}
 	if file == "" {
-		return nvrtc.Source{}, fmt.Errorf("lessons: %s has no kernels", l.Slug)
+		return nvrtc.Source{}, fmt.Errorf("%s has no kernels", l.Slug)
 	}
 	return kernels.Source(file)
 }

@@ -27,6 +27,10 @@ type Submission struct {
 	Like string
 	// Block is the threads per block it is launched with; Like's when 0.
 	Block int
+	// Focus, where Code is a learner's edit spliced into a course file,
+	// is the name #line directives give the learner's own lines: compile
+	// errors name their lines (nvrtc.Source.Focus).
+	Focus string
 }
 
 // Verdict is what judging a learner's kernel found.
@@ -94,7 +98,7 @@ func (e *Env) Judge(l *Lesson, s Submission) (Verdict, error) {
 		like, _ := p.impl(s.Like)
 		s.Block = like.block()
 	}
-	src := nvrtc.Source{Name: s.File, Code: s.Code, Headers: kernels.Headers()} // theirs may #include the course header
+	src := nvrtc.Source{Name: s.File, Code: s.Code, Headers: kernels.Headers(), Focus: s.Focus} // theirs may #include the course header
 	sig, err := pickKernel(l, src, s.Kernel, s.Like)
 	if err != nil {
 		return Verdict{}, err

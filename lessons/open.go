@@ -1,10 +1,14 @@
 package lessons
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -54,10 +58,18 @@ func (s *Session) Close() error {
 }
 
 // Banner is the one line that opens a session: the GPU, or why there is
-// none and that lessons replay.
+// none and that lessons replay, naming the GPUs the results come from.
 func (s *Session) Banner(version string) string {
 	if !s.Live() {
-		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on a reference GPU", version, s.NoGPU)
+		var names []string
+		for _, g := range referenceGPUs() {
+			names = append(names, g.name)
+		}
+		if len(names) == 0 { // no lesson has recorded results
+			return fmt.Sprintf("cudarepl %s · %v · replay mode", version, s.NoGPU)
+		}
+		return fmt.Sprintf("cudarepl %s · %v · replay mode: results recorded on %s ('device' says which lesson ran where)",
+			version, s.NoGPU, listAnd(names))
 	}
 	i := s.Dev.Info()
 	return fmt.Sprintf("cudarepl %s · %s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, i.Arch(), i.SMs,
@@ -66,14 +78,12 @@ func (s *Session) Banner(version string) string {
 
 // WriteDevice describes the GPU to w as a table: what the driver reports,
 // the libraries' versions, free memory, and why a library did not load.
-// Without a GPU it says why in one sentence, that lessons replay, and
+// Without a GPU it says why, that lessons replay, which GPUs the replayed
+// results were recorded on (and the description recorded of each), and
 // whether kernels still compile.
 func (s *Session) WriteDevice(w io.Writer) {
 	if !s.Live() {
-		fmt.Fprintf(w, "%v\nreplay mode: lessons show results recorded on a reference GPU\n", s.NoGPU)
-		if v, err := nvrtc.Version(); err == nil {
-			fmt.Fprintf(w, "NVRTC %s found: kernels still compile and report their registers and shared memory\n", v)
-		}
+		s.writeReference(w)
 		return
 	}
 	info := s.Dev.Info()
@@ -100,6 +110,120 @@ func (s *Session) WriteDevice(w io.Writer) {
 	tw.Flush()
 }
 
+// writeReference is WriteDevice in replay: why there is no GPU, the GPUs
+// the lessons' results were recorded on, with the lessons each recorded
+// and the description recorded of it, and whether kernels compile here.
+func (s *Session) writeReference(w io.Writer) {
+	fmt.Fprintf(w, "%v\nreplay mode: the lessons show results recorded on these GPUs, each result labelled with its GPU:\n", s.NoGPU)
+	refs := referenceGPUs()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range refs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s, driver %s, CUDA %s\n", g.name, lessonRange(g.lessons), dateRange(g.first, g.last), g.driver, g.cuda)
+	}
+	tw.Flush()
+	for _, g := range refs {
+		if g.info == nil {
+			continue
+		}
+		fmt.Fprintf(w, "\nThe %s, as recorded on %s:\n", g.name, g.infoDate)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, row := range g.info.Rows()[1:] { // the first row is the name, said above
+			fmt.Fprintf(tw, "  %s\t%s\n", row[0], row[1])
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	if v, err := nvrtc.Version(); err == nil {
+		fmt.Fprintf(w, "NVRTC %s found: kernels still compile here, for %s, and report their registers and shared memory\n", v, s.arch())
+	} else {
+		fmt.Fprintf(w, "kernels are not compiled here: %s\n", unavailable(err))
+	}
+}
+
+// referenceGPU is a GPU that results recorded with the lessons come from.
+type referenceGPU struct {
+	name, driver, cuda string
+	lessons            []int  // the lessons with results from it, in order
+	first, last        string // the dates of its results
+	info               *gpu.DeviceInfo
+	infoDate           string // the day info was recorded
+}
+
+// referenceGPUs lists the GPUs the lessons' recorded results come from,
+// the one with the most lessons first.
+func referenceGPUs() []referenceGPU {
+	var out []*referenceGPU
+	find := func(r Result) *referenceGPU {
+		for _, g := range out {
+			if g.name == r.GPU && g.driver == r.Driver && g.cuda == r.CUDA {
+				return g
+			}
+		}
+		g := &referenceGPU{name: r.GPU, driver: r.Driver, cuda: r.CUDA, first: r.Date, last: r.Date}
+		out = append(out, g)
+		return g
+	}
+	for _, l := range All() {
+		for _, r := range l.recorded.Results {
+			if r.GPU == "" {
+				continue
+			}
+			g := find(r)
+			if !slices.Contains(g.lessons, l.Number) {
+				g.lessons = append(g.lessons, l.Number)
+			}
+			g.first, g.last = min(g.first, r.Date), max(g.last, r.Date)
+			var info gpu.DeviceInfo
+			if r.Kind == "device" && (g.info == nil || r.Date > g.infoDate) && json.Unmarshal([]byte(r.Detail), &info) == nil {
+				g.info, g.infoDate = &info, r.Date
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *referenceGPU) int { return len(b.lessons) - len(a.lessons) })
+	refs := make([]referenceGPU, len(out))
+	for i, g := range out {
+		refs[i] = *g
+	}
+	return refs
+}
+
+// lessonRange writes lesson numbers as runs: "lesson 3", "lessons 1–9,
+// 11–14", "lessons 2, 10 and 11".
+func lessonRange(ns []int) string {
+	slices.Sort(ns)
+	var runs []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			runs = append(runs, strconv.Itoa(ns[i]))
+		case j == i+1:
+			runs = append(runs, strconv.Itoa(ns[i]), strconv.Itoa(ns[j]))
+		default:
+			runs = append(runs, fmt.Sprintf("%d–%d", ns[i], ns[j]))
+		}
+		i = j + 1
+	}
+	if len(ns) == 1 {
+		return "lesson " + runs[0]
+	}
+	if last := runs[len(runs)-1]; !strings.Contains(last, "–") {
+		return "lessons " + listAnd(runs) // "2, 10 and 11"
+	}
+	return "lessons " + strings.Join(runs, ", ")
+}
+
+// dateRange is "2026-11-28", or "2026-11-22 to 2026-11-25".
+func dateRange(first, last string) string {
+	if first == last {
+		return first
+	}
+	return first + " to " + last
+}
+
 // WriteMem says how much device memory is free, or that there is no GPU.
 func (s *Session) WriteMem(w io.Writer) error {
 	if !s.Live() {
@@ -115,21 +239,40 @@ func (s *Session) WriteMem(w io.Writer) error {
 	return nil
 }
 
-// WriteVersions says which NVRTC and libraries (cuBLAS, cuDNN) this
-// machine has, or why not.
-func WriteVersions(w io.Writer) {
-	if v, err := nvrtc.Version(); err == nil {
-		fmt.Fprintf(w, "NVRTC %s\n", v)
+// WriteVersions says what this machine has of what cudarepl uses, one
+// line each: the driver (and the GPU), NVRTC, and the libraries (cuBLAS,
+// cuDNN), with the version found, or why not and what would provide it.
+func (s *Session) WriteVersions(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if s.Live() {
+		i := s.Dev.Info()
+		fmt.Fprintf(tw, "driver\t%s, CUDA %s (%s)\n", i.DriverVersion, i.CUDAVersion, i.Name)
 	} else {
-		fmt.Fprintf(w, "%v\n", err)
+		fmt.Fprintf(tw, "driver\t%s: lessons replay their recorded results\n", unavailable(s.NoGPU))
+	}
+	if v, err := nvrtc.Version(); err == nil {
+		fmt.Fprintf(tw, "NVRTC\t%s\n", v)
+	} else {
+		fmt.Fprintf(tw, "NVRTC\t%s\n", notFound("NVRTC", err))
 	}
 	for _, lib := range gpu.LibraryVersions() {
 		if lib.Err == nil {
-			fmt.Fprintf(w, "%s %s\n", lib.Name, lib.Version)
+			fmt.Fprintf(tw, "%s\t%s\n", lib.Name, lib.Version)
 		} else {
-			fmt.Fprintln(w, unavailable(lib.Err))
+			fmt.Fprintf(tw, "%s\t%s\n", lib.Name, notFound(lib.Name, lib.Err))
 		}
 	}
+	tw.Flush()
+}
+
+// notFound is why the library name is unavailable, without its name where
+// the reason starts with it: "not found (libcublas.so.13, …); install …".
+func notFound(name string, err error) string {
+	r := unavailable(err)
+	if rest, ok := strings.CutPrefix(r, name+" "); ok && (strings.HasPrefix(rest, "not found") || strings.HasPrefix(rest, "hidden")) {
+		return rest
+	}
+	return r
 }
 
 // unavailable is why a library cannot be used, without the package prefix

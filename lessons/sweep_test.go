@@ -359,7 +359,7 @@ func TestSizeSweepsRouteSizes(t *testing.T) {
 		{sizes: []Size{{4096}}, steps: map[string]int{"Small": 2}},
 		{sizes: []Size{{4096}, {2048, 1}, {8192}}, steps: map[string]int{"Small": 4, "Pairs": 2}},
 		{sizes: []Size{{2048, 1}}, steps: map[string]int{"Pairs": 2}},
-		{sizes: []Size{{4096}, {1, 2, 3}}, err: "lessons: a size of fake has 1 or 2 numbers, not 3 (1x2x3)"},
+		{sizes: []Size{{4096}, {1, 2, 3}}, err: "size 1x2x3 has 3 numbers, and fake measures sizes of 1 or 2 numbers, like 2^20 or 1024x1"},
 	} {
 		var out bytes.Buffer
 		env := liveEnv(&smallDev{}, View{Out: &out, Sizes: tc.sizes})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"cudarepl/gpu"
 	"cudarepl/nvrtc"
@@ -56,7 +57,11 @@ func (l *Lesson) kernelFunction(name string) (nvrtc.Source, string, error) {
 // decides) and the size it is timed at.
 func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
 	if p, ims := l.launchedBy(name); len(ims) > 0 {
-		return 0, l.benchSize(p), true
+		var names []string
+		for _, im := range ims {
+			names = append(names, im.Name)
+		}
+		return 0, l.benchSize(p, names...), true
 	}
 	p, err := l.findVariant(name)
 	if err != nil {
@@ -66,7 +71,7 @@ func (l *Lesson) Tryable(name string) (block int, size Size, ok bool) {
 	if im.Library {
 		return 0, nil, false
 	}
-	return im.block(), l.benchSize(p), true
+	return im.block(), l.benchSize(p, name), true
 }
 
 // launchedBy returns the versions that launch kernel name beside a
@@ -86,18 +91,55 @@ func (l *Lesson) launchedBy(name string) (*Problem, []Impl) {
 	return nil, nil
 }
 
-// benchSize is the size a problem's versions are timed at when one is
-// tried alone: the largest size of the lesson's first sweep over it, else
-// its largest check size.
-func (l *Lesson) benchSize(p *Problem) Size {
+// tryTime is the longest a run of a version may have taken, as recorded,
+// at the size it is tried at alone: a try times it some fifty times, and
+// should answer in a few seconds.
+const tryTime = 100 * time.Millisecond
+
+// benchSize is the size the versions names of problem p are timed at when
+// one is tried alone: of the sizes of the lesson's first sweep over p, the
+// largest that each of them accepts, that none was refused or ran out of
+// memory at where it was recorded, and at which none took longer than
+// tryTime a run; the sweep's smallest where no size is all of that, and
+// p's largest check size where no sweep covers p.
+func (l *Lesson) benchSize(p *Problem, names ...string) Size {
 	for i := range l.Steps {
-		if _, sw, ok := l.sizeSweep(i); ok && len(sw.sizes) > 0 {
-			if q, err := problemOf(l, sw.problem); err == nil && q == p {
-				return sw.sizes[len(sw.sizes)-1]
+		_, sw, ok := l.sizeSweep(i)
+		if !ok || len(sw.sizes) == 0 {
+			continue
+		}
+		if q, err := problemOf(l, sw.problem); err != nil || q != p {
+			continue
+		}
+		for j := len(sw.sizes) - 1; j >= 0; j-- {
+			if l.answersSoon(p, names, sw.sizes[j]) {
+				return sw.sizes[j]
+			}
+		}
+		return sw.sizes[0]
+	}
+	return p.CheckSizes[len(p.CheckSizes)-1]
+}
+
+// answersSoon reports whether each of the versions names of p accepts
+// size s, and was neither refused, out of memory nor slower than tryTime
+// a run at s wherever the lesson recorded it there.
+func (l *Lesson) answersSoon(p *Problem, names []string, s Size) bool {
+	label := p.label(s)
+	for _, n := range names {
+		if im, err := p.impl(n); err == nil && im.Requires != nil && im.Requires(s) != nil {
+			return false
+		}
+		for _, r := range l.recorded.Results {
+			if r.Kind != "bench" || r.Variant != n || r.Size != label {
+				continue
+			}
+			if r.Outcome != "" || time.Duration(r.MedianMs*float64(time.Millisecond)) > tryTime {
+				return false
 			}
 		}
 	}
-	return p.CheckSizes[len(p.CheckSizes)-1]
+	return true
 }
 
 // TryEdit checks ed's kernel exactly as the course's is checked and, where
@@ -137,7 +179,7 @@ func (e *Env) TryEdit(l *Lesson, ed Edit) error {
 		return e.tryLaunched(l, p, ims, ed)
 	}
 	yours := ed.in(src)
-	v, err := e.Judge(l, Submission{File: yours.Name, Code: yours.Code, Kernel: ed.Kernel, Like: ed.Kernel, Block: ed.Block})
+	v, err := e.Judge(l, Submission{File: yours.Name, Code: yours.Code, Kernel: ed.Kernel, Like: ed.Kernel, Block: ed.Block, Focus: yours.Focus})
 	if err != nil {
 		return err
 	}

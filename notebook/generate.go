@@ -80,8 +80,10 @@ func (o output) MarshalJSON() ([]byte, error) {
 // setupCell makes the checkout's module importable from the notebook: GoNB
 // builds each cell in a module of its own, so a go.work naming the checkout
 // (found from $GONB_DIR, the notebook's folder) and %goworkfix, which turns
-// it into a replace rule, point "cudarepl" at this checkout.
-const setupCell = `!*rm -f go.work && go work init && go work use . "${GONB_DIR}/.."
+// it into a replace rule, point "cudarepl" at this checkout. Its first line
+// says so to the learner, as a shell comment: a Go comment would be a cell
+// of Go code for GoNB to build.
+const setupCell = `!*rm -f go.work && go work init && go work use . "${GONB_DIR}/.."  # make this checkout's cudarepl importable here
 %goworkfix`
 
 // FileName is the notebook file of lesson l, e.g. "02-vector-add.ipynb".
@@ -168,8 +170,8 @@ func stepCells(l *lessons.Lesson, i int) ([]string, error) {
 			change = "the kernel or the size (the version that launches it picks the block: leave it 0)"
 		}
 		cells = append(cells, head+fmt.Sprintf("// The course's %s. Change %s and run the cell:\n"+
-			"// your version is checked as the course's is and timed beside it. Unchanged, the cell shows the\n"+
-			"// kernel and what the compiler made of it.\n"+
+			"// your version is checked as the course's is and timed beside it. Unchanged, the cell says what\n"+
+			"// the compiler made of it: registers, shared memory and spills.\n"+
 			"block, size := %d, %q\nkernel := `%s`\nnotebook.Try(%q, %q, kernel, block, size)",
 			name, change, block, lessons.SizeArg(size), src, l.Slug, name))
 	}

@@ -50,9 +50,11 @@ func answered(err error) error {
 // launched with block threads per block, exactly as the course's kernel
 // name is checked, and times it beside the course's at size (as the
 // command line writes sizes: "2^26", "4096x4096x4096"). Unchanged, it
-// shows the course's kernel.
+// says what the compiler made of the course's kernel, whose source the
+// cell holds. A verdict that the learner's version fails is the cell's
+// answer, printed once, as Check's is.
 func Try(slug, name, code string, block int, size string) {
-	report(inCell().Try(slug, name, code, block, size))
+	report(answered(inCell().Try(slug, name, code, block, size)))
 }
 
 // StepWith runs step n (from 1) of the lesson, a step that launches the
@@ -60,7 +62,7 @@ func Try(slug, name, code string, block int, size string) {
 // block at size: the step's own checks judge it. Unchanged, it runs the
 // step as written.
 func StepWith(slug string, n int, name, code string, block int, size string) {
-	report(inCell().StepWith(slug, n, name, code, block, size))
+	report(answered(inCell().StepWith(slug, n, name, code, block, size)))
 }
 
 // Bench runs step n of the lesson, a sweep, at sizes (as the command line
@@ -96,7 +98,7 @@ func Fuse(expr string, n int) { report(inCell().Fuse(expr, n)) }
 func report(err error) {
 	gonbui.Sync() // a no-op outside a notebook
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		fmt.Fprintf(os.Stderr, "error: %s\n", lessons.Message(err))
 	}
 }
 
@@ -201,7 +203,8 @@ func (c *Cell) Step(slug string, n int) error {
 // Check judges code's exercise kernel like the version the exercise names.
 func (c *Cell) Check(slug, code string) error { return c.judge(slug, "", code) }
 
-// Try checks and times code as the learner's version of kernel name.
+// Try checks and times code as the learner's version of kernel name;
+// unchanged, it reports what the compiler made of the course's.
 func (c *Cell) Try(slug, name, code string, block int, size string) error {
 	sizes, err := lessons.ParseSizes([]string{size})
 	if err != nil {
@@ -210,7 +213,7 @@ func (c *Cell) Try(slug, name, code string, block int, size string) error {
 	return c.in(slug, nil, func(l *lessons.Lesson, env *lessons.Env) error {
 		err := env.TryEdit(l, lessons.Edit{Kernel: name, Code: code, File: name + " in your cell", Block: block, Size: sizes[0]})
 		if errors.Is(err, lessons.ErrUnchanged) {
-			return l.ShowKernel(env, name)
+			return l.KernelReport(env, name) // the cell holds the source already
 		}
 		return err
 	})

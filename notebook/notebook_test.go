@@ -229,7 +229,7 @@ func TestTryInReplay(t *testing.T) {
 		want       string // in the output
 		wantErr    string
 	}{
-		{"unchanged", orig, 256, "extern \"C\" __global__ void vadd_v1", ""},
+		{"unchanged", orig, 256, "vadd_v1, the course's, unchanged: 12 registers/thread, 0 B static shared memory, 0 B spilled (NVRTC ", ""},
 		{"another block size", orig, 128, "vadd_v1 was not judged: judging a kernel needs a GPU", ""},
 		{"a slower correct edit", slower, 256, "vadd_v1_yours.cu compiled", ""},
 		{"an edit that does not compile", strings.Replace(orig, "a[i] + b[i];", "a[i] + b[i]", 1), 256, "FAILED: vadd_v1 does not compile", "does not compile"},
@@ -244,6 +244,79 @@ func TestTryInReplay(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), tt.want) {
 			t.Errorf("%s: output lacks %q:\n%s", tt.desc, tt.want, out.String())
+		}
+		if tt.desc == "unchanged" && strings.Contains(out.String(), "extern") {
+			t.Errorf("an unchanged cell prints the source it holds again:\n%s", out.String())
+		}
+	}
+}
+
+// TestRunPrintsAVerdictOnce: a kernel cell whose edit does not compile
+// shows the compiler's log and the verdict once, on stdout, and nothing on
+// stderr; the run still counts it as a failed cell.
+func TestRunPrintsAVerdictOnce(t *testing.T) {
+	if _, err := nvrtc.Version(); err != nil {
+		t.Skipf("a kernel that does not compile needs NVRTC to fail: %v", err)
+	}
+	l, _ := lessons.Find("vector-add")
+	nb, _ := Generate(l)
+	broken := bytes.Replace(nb, []byte("c[i] = a[i] + b[i];"), []byte("c[i] = a[i] + b[i]"), 1)
+	if bytes.Equal(broken, nb) {
+		t.Fatal("the vector-add notebook has no vadd_v1 cell to break")
+	}
+	env := lessons.Replay(errors.New("gpu: no NVIDIA driver found (libcuda.so.1)"), lessons.View{Workspace: t.TempDir()})
+	out, err := Run(broken, env)
+	var failed StepErrors
+	if !errors.As(err, &failed) || len(failed) != 1 {
+		t.Errorf("Run = %v, want one failed cell", err)
+	}
+	var got ipynb
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	for _, c := range got.Cells {
+		for _, o := range c.Outputs {
+			switch o.Name {
+			case "stdout":
+				stdout.WriteString(strings.Join(o.Text, ""))
+			case "stderr":
+				stderr.WriteString(strings.Join(o.Text, ""))
+			}
+		}
+	}
+	if n := strings.Count(stdout.String(), "vadd_v1 does not compile"); n != 1 || stderr.Len() > 0 {
+		t.Errorf("the verdict is on stdout %d times, want once, and stderr holds %q, want nothing", n, stderr.String())
+	}
+}
+
+// TestKernelReport: an unchanged kernel cell says what the compiler made
+// of the kernel, or why it made nothing of it here.
+func TestKernelReport(t *testing.T) {
+	v, err := nvrtc.Version()
+	if err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	tests := []struct {
+		slug, kernel, want string
+	}{
+		{"vector-add", "vadd_v3", "vadd_v3, the course's, unchanged: "},
+		{"softmax", "softmax_v1", "registers/thread"},
+	}
+	if strings.HasPrefix(v, "11.") { // Hopper's wgmma needs sm_90a, which NVRTC 11 cannot compile for
+		tests = append(tests, struct{ slug, kernel, want string }{"matmul", "matmul_tc_v3", "its body is left out when compiled for sm_90"})
+	}
+	for _, tt := range tests {
+		l, _ := lessons.Find(tt.slug)
+		orig, err := l.KernelSource(tt.kernel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, size, _ := l.Tryable(tt.kernel)
+		var out bytes.Buffer
+		c := &Cell{Out: &out, Env: lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out, Workspace: t.TempDir()})}
+		if err := c.Try(tt.slug, tt.kernel, orig, block, lessons.SizeArg(size)); err != nil || !strings.Contains(out.String(), tt.want) {
+			t.Errorf("%s unchanged: %v\n%s\nwant %q", tt.kernel, err, out.String(), tt.want)
 		}
 	}
 }

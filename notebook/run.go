@@ -31,8 +31,10 @@ var (
 //
 // A Step cell that fails keeps its error in the notebook, as Jupyter would,
 // and Run goes on with the next cell; it then returns the executed notebook
-// together with a StepErrors naming every failed step. A Check cell's
-// failure is not one of them: the exercise's starter kernel is meant to fail.
+// together with a StepErrors naming every failed step (a course kernel
+// that fails its checks among them, though its verdict, printed, is all
+// the cell shows of it). A Check cell's failure is not one of them: the
+// exercise's starter kernel is meant to fail.
 func Run(data []byte, env *lessons.Env) ([]byte, error) {
 	var nb ipynb
 	if err := json.Unmarshal(data, &nb); err != nil {
@@ -69,7 +71,7 @@ func (e StepErrors) Error() string {
 	for i, err := range e {
 		msgs[i] = err.Error()
 	}
-	return fmt.Sprintf("notebook: %d of its steps failed: %s", len(e), strings.Join(msgs, "; "))
+	return fmt.Sprintf("%d of the notebook's cells failed: %s", len(e), strings.Join(msgs, "; "))
 }
 
 // recorder collects a cell's outputs in the order they happen.
@@ -168,8 +170,8 @@ func runCell(src string, env *lessons.Env) ([]output, error) {
 		fmt.Fprintln(rec, "(not run: outside GoNB only the course's notebook calls run)")
 	}
 	rec.flush()
-	if err != nil {
-		rec.outputs = append(rec.outputs, output{OutputType: "stream", Name: "stderr", Text: []string{"error: " + err.Error() + "\n"}})
+	if err = answered(err); err != nil { // a failed verdict has printed itself, as in GoNB
+		rec.outputs = append(rec.outputs, output{OutputType: "stream", Name: "stderr", Text: []string{"error: " + lessons.Message(err) + "\n"}})
 	}
 	return rec.outputs, stepErr
 }

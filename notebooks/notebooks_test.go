@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,21 +22,15 @@ import (
 
 // TestExecuteNotebooks runs every notebook through nbconvert and fails on
 // any error output and on a notebook that shows no image. It is skipped
-// under -short, and where Jupyter or the GoNB kernel is missing
-// (make notebook installs the kernel).
+// under -short, and where Jupyter, nbconvert, the GoNB kernel or goimports
+// is missing: the reason names which, and what provides it.
 func TestExecuteNotebooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("executing notebooks takes minutes; skipped under -short")
 	}
-	if _, err := exec.LookPath("jupyter"); err != nil || dl.Hidden("jupyter") {
-		t.Skip("jupyter not found: install Debian's jupyter-nbconvert and python3-nbclient to execute the notebooks")
-	}
-	specs, err := exec.Command("jupyter", "kernelspec", "list").Output()
-	if err != nil || !strings.Contains(string(specs), "gonb") {
-		t.Skip("the GoNB kernel is not installed: run make notebook")
-	}
-	if _, err := exec.LookPath("goimports"); err != nil {
-		t.Skip("goimports is not on PATH, and GoNB needs it: run make notebook and add $(go env GOPATH)/bin to PATH")
+	env, missing := jupyterSetup()
+	if missing != "" {
+		t.Skip(missing)
 	}
 	files, _ := filepath.Glob("*.ipynb")
 	if len(files) == 0 {
@@ -46,7 +41,7 @@ func TestExecuteNotebooks(t *testing.T) {
 		start := time.Now()
 		cmd := exec.Command("jupyter", "nbconvert", "--to", "notebook", "--execute", "--output-dir", out,
 			"--ExecutePreprocessor.timeout=900", f)
-		cmd.Env = append(os.Environ(), "CUDAREPL_WORKSPACE="+t.TempDir())
+		cmd.Env = append(env, "CUDAREPL_WORKSPACE="+t.TempDir())
 		if log, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: nbconvert: %v\n%s", f, err, tail(string(log), 3000))
 			continue
@@ -60,6 +55,80 @@ func TestExecuteNotebooks(t *testing.T) {
 			t.Error(p)
 		}
 	}
+}
+
+// jupyterSetup says what executing the notebooks here lacks, naming the
+// first missing piece and what provides it, or returns the environment to
+// run nbconvert in: this one, with the folder that holds goimports on
+// PATH where make notebook put it off PATH (GoNB runs goimports).
+// Nothing here needs 'jupyter kernelspec' (Debian's jupyter-client): the
+// GoNB kernel is looked for where Jupyter looks, its data folders.
+func jupyterSetup() (env []string, missing string) {
+	const install = "install Debian's jupyter-notebook and jupyter-nbconvert (the README's Notebooks section), then run make notebook"
+	if dl.Hidden("jupyter") {
+		return nil, fmt.Sprintf("Jupyter is hidden by %s=%s", dl.HideEnv, os.Getenv(dl.HideEnv))
+	}
+	if _, err := exec.LookPath("jupyter"); err != nil {
+		return nil, "jupyter not found: " + install
+	}
+	if err := exec.Command("jupyter", "nbconvert", "--version").Run(); err != nil {
+		return nil, "jupyter is installed, but not jupyter nbconvert, which executes the notebooks: install Debian's jupyter-nbconvert"
+	}
+	var paths struct{ Data []string }
+	if out, err := exec.Command("jupyter", "--paths", "--json").Output(); err != nil || json.Unmarshal(out, &paths) != nil {
+		return nil, fmt.Sprintf("jupyter --paths --json does not say where Jupyter keeps its kernels (%v): is jupyter-core too old?", err)
+	}
+	spec := ""
+	for _, d := range paths.Data {
+		if p := filepath.Join(d, "kernels", "gonb", "kernel.json"); spec == "" && fileExists(p) {
+			spec = p
+		}
+	}
+	if spec == "" {
+		return nil, fmt.Sprintf("the GoNB kernel is not installed (no kernels/gonb/kernel.json in Jupyter's data folders, %s): run make notebook",
+			strings.Join(paths.Data, ", "))
+	}
+	var kernel struct {
+		Argv []string          `json:"argv"`
+		Env  map[string]string `json:"env"`
+	}
+	if b, err := os.ReadFile(spec); err != nil || json.Unmarshal(b, &kernel) != nil || len(kernel.Argv) == 0 {
+		return nil, fmt.Sprintf("%s is not a kernel spec Jupyter can start: run make notebook", spec)
+	}
+	if !fileExists(kernel.Argv[0]) {
+		return nil, fmt.Sprintf("the GoNB kernel (%s) starts %s, which is not there: run make notebook", spec, kernel.Argv[0])
+	}
+	env = os.Environ()
+	if _, err := exec.LookPath("goimports"); err != nil {
+		bin := goBin()
+		if !fileExists(filepath.Join(bin, "goimports")) {
+			return nil, "goimports is not installed, and GoNB needs it: run make notebook"
+		}
+		env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH")) // the last PATH is the one that counts
+	}
+	return env, ""
+}
+
+// goBin is where go install puts programs: $GOBIN, else the first
+// GOPATH's bin.
+func goBin() string {
+	out, err := exec.Command("go", "env", "GOBIN", "GOPATH").Output()
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
+		return strings.TrimSpace(lines[0])
+	}
+	if len(lines) > 1 {
+		return filepath.Join(filepath.SplitList(strings.TrimSpace(lines[1]))[0], "bin")
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }
 
 // problems lists what is wrong with an executed notebook: error outputs,
@@ -104,6 +173,69 @@ func problems(name string, b []byte) []string {
 	return out
 }
 
+// TestJupyterSetup: each thing executing the notebooks needs, missing,
+// is named with what provides it, and a goimports that make notebook put
+// off PATH is found where it put it. A fake jupyter plays each machine.
+func TestJupyterSetup(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	fake, data, gobin := t.TempDir(), t.TempDir(), t.TempDir()
+	script := "#!/bin/sh\ncase \"$1\" in\n" +
+		"nbconvert) [ -n \"$FAKE_NBCONVERT\" ] && exit 0; echo 'Jupyter command `jupyter-nbconvert` not found.' >&2; exit 1;;\n" +
+		"--paths) echo \"{\\\"data\\\": [\\\"$FAKE_DATA\\\"]}\";;\n" +
+		"*) exit 1;;\nesac\n"
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := filepath.Join(data, "kernels", "gonb", "kernel.json")
+	gonb := filepath.Join(gobin, "gonb")
+	tests := []struct {
+		desc    string
+		setup   func()
+		env     []string // more variables
+		missing string   // in the reason; "" when nothing is missing
+	}{
+		{"no jupyter", func() {}, nil, "jupyter not found: install Debian's jupyter-notebook and jupyter-nbconvert"},
+		{"jupyter without nbconvert", func() { write(filepath.Join(fake, "jupyter"), script) }, nil,
+			"install Debian's jupyter-nbconvert"},
+		{"no GoNB kernel", func() {}, []string{"FAKE_NBCONVERT=1"}, "the GoNB kernel is not installed (no kernels/gonb/kernel.json in Jupyter's data folders, " + data + "): run make notebook"},
+		{"a kernel whose program is gone", func() { write(spec, `{"argv": ["`+gonb+`", "--kernel", "{connection_file}"]}`) },
+			[]string{"FAKE_NBCONVERT=1"}, "starts " + gonb + ", which is not there: run make notebook"},
+		{"no goimports", func() { write(gonb, "#!/bin/sh\n") }, []string{"FAKE_NBCONVERT=1"}, "goimports is not installed, and GoNB needs it: run make notebook"},
+		{"goimports off PATH, where make notebook put it", func() { write(filepath.Join(gobin, "goimports"), "#!/bin/sh\n") },
+			[]string{"FAKE_NBCONVERT=1"}, ""},
+	}
+	for _, tt := range tests {
+		tt.setup()
+		t.Setenv("PATH", fake+string(os.PathListSeparator)+filepath.Dir(goCmd))
+		t.Setenv("CUDAREPL_HIDE", "")
+		t.Setenv("GOBIN", gobin)
+		t.Setenv("FAKE_DATA", data)
+		t.Setenv("FAKE_NBCONVERT", "")
+		for _, kv := range tt.env {
+			k, v, _ := strings.Cut(kv, "=")
+			t.Setenv(k, v)
+		}
+		env, missing := jupyterSetup()
+		switch {
+		case tt.missing == "" && missing != "":
+			t.Errorf("%s: missing %q, want nothing", tt.desc, missing)
+		case tt.missing != "" && !strings.Contains(missing, tt.missing):
+			t.Errorf("%s: missing %q, want %q", tt.desc, missing, tt.missing)
+		case tt.missing == "" && !slices.Contains(env, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH")):
+			t.Errorf("%s: nbconvert's PATH does not start with %s, where goimports is", tt.desc, gobin)
+		}
+	}
+}
+
 func TestProblems(t *testing.T) {
 	tests := []struct {
 		desc, nb, want string
@@ -132,10 +264,7 @@ func tail(s string, n int) string {
 // against the nbformat schema, with Debian's python3-nbformat (which
 // Jupyter itself uses to refuse a notebook).
 func TestNotebooksValid(t *testing.T) {
-	python := nbformatPython()
-	if python == "" {
-		t.Skip("python3 with nbformat not found: install Debian's python3-nbformat to validate the notebooks")
-	}
+	python := nbformatPython(t)
 	files, _ := filepath.Glob("*.ipynb")
 	executed, _ := filepath.Glob("executed/*.ipynb")
 	for _, f := range append(files, executed...) {
@@ -149,26 +278,26 @@ nbformat.validate(nb)`, f).CombinedOutput()
 }
 
 // nbformatPython is a python3 that can import nbformat: the one on PATH,
-// else Debian's; "" where neither can.
-func nbformatPython() string {
+// else Debian's. Where neither can, or Jupyter is hidden, it skips t and
+// says which.
+func nbformatPython(t *testing.T) string {
+	t.Helper()
 	if dl.Hidden("jupyter") {
-		return ""
+		t.Skipf("Jupyter is hidden by %s=%s", dl.HideEnv, os.Getenv(dl.HideEnv))
 	}
 	for _, p := range []string{"python3", "/usr/bin/python3"} {
 		if exec.Command(p, "-c", "import nbformat").Run() == nil {
 			return p
 		}
 	}
+	t.Skip("python3 with nbformat not found: install Debian's python3-nbformat to validate the notebooks")
 	return ""
 }
 
 // TestExecutedByRunValid: a notebook that "cudarepl notebooks run"
 // executes (here in replay, without a GPU) is a valid notebook too.
 func TestExecutedByRunValid(t *testing.T) {
-	python := nbformatPython()
-	if python == "" {
-		t.Skip("python3 with nbformat not found: install Debian's python3-nbformat to validate the notebooks")
-	}
+	python := nbformatPython(t)
 	src, err := os.ReadFile("02-vector-add.ipynb")
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ type nvrtcAPI struct {
 
 var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
 	defer dl.KeepSignalHandlers()() // loading runs LLVM's static constructors
-	lib, err := dl.Open("nvrtc", "NVRTC not found", "install the CUDA toolkit (or Debian's libnvrtc11.2) or set CUDA_PATH",
+	lib, err := dl.Open("nvrtc", "NVRTC not found", "install the CUDA toolkit, or Debian's libnvrtc11.2 (in non-free: the README's Set up says how), or set CUDA_PATH",
 		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
 	if err != nil {
 		return nil, err

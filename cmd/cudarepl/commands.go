@@ -9,63 +9,63 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"cudarepl/lessons"
 )
 
 // cmdLessons lists the course.
-func cmdLessons(stdout io.Writer) int {
+func cmdLessons(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return extraArgs("lessons", args, "cudarepl ")
+	}
 	writeLessonList(stdout)
-	return 0
+	return nil
 }
 
+// extraArgs says that command, which takes no arguments, was given some:
+// none is ignored silently. prefix is "cudarepl " on the command line.
+func extraArgs(command string, args []string, prefix string) error {
+	return usageError{fmt.Sprintf("%s takes no arguments, and was given %s: type '%s%s'", command, quoteArgs(args), prefix, command)}
+}
+
+// quoteArgs is args as a message shows them: each quoted, the whole cut
+// short where it is long.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(clip(a, 40))
+	}
+	return clip(strings.Join(q, " "), 80)
+}
+
+// clip is s cut to at most n characters, ending in "…" where it was cut:
+// a message quotes what was typed, and a line can be thousands long.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// writeLessonList lists the lessons in columns as wide as their longest
+// entries.
 func writeLessonList(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, l := range lessons.All() {
-		kinds := map[string]bool{}
-		for _, s := range l.Steps {
-			if s.Action != nil {
-				kinds[s.Action.Kind()] = true
-			}
-		}
 		extra := ""
 		if l.Exercise != nil {
 			extra = ", exercise"
 		}
-		fmt.Fprintf(w, "%2d  %-14s %-22s %d steps%s\n", l.Number, l.Slug, l.Title, len(l.Steps), extra)
+		fmt.Fprintf(tw, "%2d\t%s\t%s\t%2d steps%s\n", l.Number, l.Slug, l.Title, len(l.Steps), extra)
 	}
-}
-
-// commonFlags are the flags of run, check and bench.
-type commonFlags struct {
-	plots string
-}
-
-func newFlags(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags) {
-	fs := flag.NewFlagSet("cudarepl "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	c := &commonFlags{}
-	fs.StringVar(&c.plots, "plots", "", "folder for figures (default <workspace>/plots)")
-	return fs, c
-}
-
-// parseArgs parses flags that may come before or after the positional
-// arguments, as "cudarepl bench vector-add --json out.json" has them.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+	tw.Flush()
 }
 
 // usageError is a command line that cannot be run as written: exitUsage.
+// Its message reads alone: the command line puts "cudarepl: " before it,
+// unless it is a "usage: …" line, and the REPL puts "error: ".
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -96,7 +96,11 @@ func exitStatus(stderr io.Writer, err error) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintln(stderr, ue.msg)
+		if strings.HasPrefix(ue.msg, "usage: ") {
+			fmt.Fprintln(stderr, ue.msg)
+		} else {
+			fmt.Fprintf(stderr, "cudarepl: %s\n", ue.msg)
+		}
 		return exitUsage
 	case errors.As(err, &ve):
 		fmt.Fprintf(stderr, "cudarepl: %s does not pass\n", ve.Verdict.Kernel)
@@ -105,7 +109,7 @@ func exitStatus(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "cudarepl: %s was not judged, neither passed nor failed (exit status %d)\n", nj.v.Kernel, exitNotJudged)
 		return exitNotJudged
 	}
-	fmt.Fprintf(stderr, "cudarepl: %v\n", err)
+	fmt.Fprintf(stderr, "cudarepl: %s\n", lessons.Message(err))
 	return exitFailed
 }
 
@@ -116,17 +120,25 @@ func lessonArg(pos []string, usage string) (*lessons.Lesson, error) {
 	}
 	l, err := lessons.Find(pos[0])
 	if err != nil {
-		return nil, usageError{"cudarepl: " + err.Error()}
+		return nil, usageError{lessons.Message(err)}
 	}
 	return l, nil
 }
 
+// runFlags are run's flags.
+func runFlags(plots *string) *flag.FlagSet {
+	fs := newFlags("run")
+	plotsFlag(fs, plots)
+	return fs
+}
+
 // cmdRun runs a lesson end to end.
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs, cf := newFlags("run", stderr)
-	pos, err := parseArgs(fs, args)
+	var plots string
+	fs := runFlags(&plots)
+	pos, err := parseArgs(fs, args, "cudarepl help")
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	const usage = "cudarepl run <lesson> [--plots DIR]"
 	if len(pos) > 1 {
@@ -136,7 +148,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSession(stdout, cf.plots)
+	s, err := openSession(stdout, expandHome(plots))
 	if err != nil {
 		return err
 	}
@@ -158,21 +170,26 @@ type checkArgs struct {
 
 const checkUsage = "check --all | check <lesson> [--variant NAME] | check <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]; each with [--sanitize memcheck|racecheck|synccheck|initcheck]"
 
+// checkFlags are check's flags, read into c.
+func checkFlags(c *checkArgs) *flag.FlagSet {
+	fs := newFlags("check")
+	fs.BoolVar(&c.all, "all", false, "check every lesson")
+	fs.StringVar(&c.file, "kernel", "", "judge the kernel in `FILE.cu` instead of the lesson's own versions (in lesson 3, a .sched schedule)")
+	fs.StringVar(&c.variant, "variant", "", "check the lesson's version `NAME` alone; with --kernel, the kernel in the file to judge (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&c.like, "like", "", "judge and launch it like the lesson's `VERSION` (default: the exercise's)")
+	fs.StringVar(&c.sanitize, "sanitize", "", "run the checks under compute-sanitizer's `TOOL`: memcheck, racecheck, synccheck or initcheck")
+	return fs
+}
+
 // parseCheck reads check's arguments. A positional argument that ends in
 // .cu (or .sched, lesson 3's schedules) is the file to judge, as in "check
-// mine.cu"; another is the lesson.
-// prefix starts the usage line: "cudarepl " on the command line.
-func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, error) {
-	fs, _ := newFlags("check", stderr)
+// mine.cu"; another is the lesson. prefix starts the usage line and the
+// help command: "cudarepl " on the command line.
+func parseCheck(args []string, prefix string) (checkArgs, error) {
 	var c checkArgs
-	fs.BoolVar(&c.all, "all", false, "check every lesson")
-	fs.StringVar(&c.file, "kernel", "", "a .cu file to judge instead of the lesson's own versions (or lesson 3's .sched schedule)")
-	fs.StringVar(&c.variant, "variant", "", "with --kernel, the kernel in the file to judge (default: the exercise's, or the file's one kernel that fits); without, the one version of the lesson to check")
-	fs.StringVar(&c.like, "like", "", "the version it is judged and launched like (default: the exercise's)")
-	fs.StringVar(&c.sanitize, "sanitize", "", "run the checks under compute-sanitizer: memcheck, racecheck, synccheck or initcheck")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseArgs(checkFlags(&c), args, prefix+"help")
 	if err != nil {
-		return c, usageError{err.Error()}
+		return c, err
 	}
 	for _, p := range pos {
 		switch {
@@ -187,6 +204,7 @@ func parseCheck(args []string, prefix string, stderr io.Writer) (checkArgs, erro
 	if c.all && (c.lesson != "" || c.file != "" || c.variant != "") || c.like != "" && c.file == "" {
 		return c, usageError{"usage: " + prefix + checkUsage}
 	}
+	c.file = expandHome(c.file)
 	return c, nil
 }
 
@@ -207,7 +225,7 @@ func shellWord(s string) string {
 
 // cmdCheck checks lessons, or judges a learner's kernel file.
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
-	c, err := parseCheck(args, "cudarepl ", stderr)
+	c, err := parseCheck(args, "cudarepl ")
 	if err != nil {
 		return err
 	}
@@ -229,7 +247,7 @@ func runCheck(env *lessons.Env, c checkArgs, out io.Writer) error {
 	if !c.all {
 		l, err := lessons.Find(c.lesson)
 		if err != nil {
-			return usageError{"cudarepl: " + err.Error()}
+			return usageError{lessons.Message(err)}
 		}
 		targets = []*lessons.Lesson{l}
 	}
@@ -273,12 +291,12 @@ func checkTargets(env *lessons.Env, targets []*lessons.Lesson, c checkArgs, out 
 func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) error {
 	code, err := os.ReadFile(c.file)
 	if err != nil {
-		return usageError{"cudarepl: " + err.Error()}
+		return usageError{err.Error()}
 	}
 	v, err := env.Judge(l, lessons.Submission{File: filepath.Base(c.file), Code: string(code), Kernel: c.variant, Like: c.like})
 	switch {
 	case err != nil:
-		return usageError{"cudarepl: " + err.Error()}
+		return usageError{lessons.Message(err)}
 	case v.Judged && !v.Passed():
 		return &lessons.VerdictError{Verdict: v}
 	case !v.Judged:
@@ -287,53 +305,80 @@ func judgeFile(env *lessons.Env, l *lessons.Lesson, c checkArgs, out io.Writer) 
 	return nil
 }
 
+// benchArgs is what bench was asked to do.
+type benchArgs struct {
+	json, plots string
+	step        int
+	rounds      int
+}
+
+// benchFlags are bench's flags, read into b.
+func benchFlags(b *benchArgs) *flag.FlagSet {
+	fs := newFlags("bench")
+	fs.StringVar(&b.json, "json", "", "write the results to `FILE` (on a GPU: without one nothing is measured)")
+	fs.IntVar(&b.step, "step", 0, "measure only step `N` of the lesson (from 1), one that measures or checks")
+	fs.IntVar(&b.rounds, "rounds", 0, "measure every point of a sweep `N` times, a round at a time, and give ratios to a baseline as the median of the rounds' (default 3 for a ladder sweep, else 1)")
+	plotsFlag(fs, &b.plots)
+	return fs
+}
+
 // cmdBench measures a lesson and can write the results as JSON.
 func cmdBench(args []string, stdout, stderr io.Writer) error {
-	fs, cf := newFlags("bench", stderr)
-	jsonPath := fs.String("json", "", "write the results to this file")
-	step := fs.Int("step", 0, "measure only this step (from 1), one that measures or checks")
-	rounds := fs.Int("rounds", 0, "measure every point of a sweep `N` times, a round at a time, and give ratios to a baseline as the median of the rounds' (default 3 for a ladder sweep, else 1)")
-	pos, err := parseArgs(fs, args)
+	var b benchArgs
+	pos, err := parseArgs(benchFlags(&b), args, "cudarepl help")
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	l, err := lessonArg(pos, "cudarepl bench <lesson> [sizes…] [--step N] [--rounds N] [--json FILE] [--plots DIR]")
 	if err != nil {
 		return err
 	}
-	if *rounds < 0 {
-		return usageError{fmt.Sprintf("cudarepl: --rounds %d: a sweep is measured in 1 round or more", *rounds)}
+	if b.rounds < 0 {
+		return usageError{fmt.Sprintf("--rounds %d: a sweep is measured in 1 round or more", b.rounds)}
 	}
 	measure := l.Measure
-	if *step != 0 {
-		if *step < 1 || *step > len(l.Steps) {
-			return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", *step, l.Slug, len(l.Steps))}
+	if b.step != 0 {
+		if b.step < 1 || b.step > len(l.Steps) {
+			return usageError{fmt.Sprintf("--step %d: %s has steps 1 to %d", b.step, l.Slug, len(l.Steps))}
 		}
-		st := l.Steps[*step-1]
+		st := l.Steps[b.step-1]
 		// The steps a whole bench runs (Lesson.Measure): all but listings
 		// and the exercise.
 		if st.Action == nil || st.Action.Kind() == "kernel" || st.Action.Kind() == "exercise" {
-			return usageError{fmt.Sprintf("cudarepl: --step %d: %q measures nothing (bench runs the steps that measure or check)", *step, st.Title)}
+			return usageError{fmt.Sprintf("--step %d: %q measures nothing (bench runs the steps that measure or check)", b.step, st.Title)}
 		}
 		measure = func(env *lessons.Env) error { return st.Action.Do(env, l, st.Title) }
 	}
 	sizes, err := lessons.ParseSizes(pos[1:])
 	if err != nil {
-		return usageError{"cudarepl: " + err.Error()}
+		return usageError{err.Error()}
 	}
-	s, err := openSession(stdout, cf.plots)
+	if len(sizes) > 0 {
+		if err := l.CheckSizes(sizes); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	s, err := openSession(stdout, expandHome(b.plots))
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	if *jsonPath != "" && !s.env.Live() {
+	if b.json != "" && !s.env.Live() {
 		return fmt.Errorf("--json: no GPU here (%v), so nothing would be measured", s.env.NoGPU)
 	}
 	v := s.env.View
-	v.Sizes, v.Rounds = sizes, *rounds
+	v.Sizes, v.Rounds = sizes, b.rounds
 	fmt.Fprintln(stdout, s.banner())
+	if len(sizes) > 0 && !s.env.Live() {
+		fmt.Fprintln(stdout, replaySizesNote(pos[1:]))
+	}
 	err = measure(s.env.WithView(v))
-	return saveResults(*jsonPath, s.env.Results, err, stdout)
+	return saveResults(expandHome(b.json), s.env.Results, err, stdout)
+}
+
+// replaySizesNote says that sizes given in replay are not what is shown.
+func replaySizesNote(sizes []string) string {
+	return fmt.Sprintf("No GPU here: replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.", clip(strings.Join(sizes, ", "), 60))
 }
 
 // saveResults writes set to path, where path is set and set holds
@@ -371,23 +416,28 @@ func profileUsage(prefix string) string {
 	return prefix + "profile <lesson> [variant…] [--step N] [--json FILE] | " + prefix + "profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]"
 }
 
+// profileFlags are profile's flags, read into p.
+func profileFlags(p *profileArgs) *flag.FlagSet {
+	fs := newFlags("profile")
+	fs.IntVar(&p.step, "step", 0, "profile only step `N` (from 1), a sweep")
+	fs.StringVar(&p.file, "kernel", "", "profile the kernel in `FILE.cu` beside the version it is judged like")
+	fs.StringVar(&p.kernel, "variant", "", "the kernel in --kernel to profile, `NAME` (default: the exercise's, or the file's one kernel that fits)")
+	fs.StringVar(&p.like, "like", "", "launch it like the lesson's `VERSION`, and profile it beside that (default: the exercise's)")
+	fs.StringVar(&p.json, "json", "", "write the profile's results to `FILE`")
+	return fs
+}
+
 // parseProfile reads profile's arguments: the lesson (unless inREPL), then
 // variants; a positional argument ending in .cu is the file to profile.
-func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, error) {
-	fs, _ := newFlags("profile", stderr)
-	var p profileArgs
-	fs.IntVar(&p.step, "step", 0, "profile only this step (from 1), a sweep")
-	fs.StringVar(&p.file, "kernel", "", "a .cu file whose kernel to profile beside the version it is judged like")
-	fs.StringVar(&p.kernel, "variant", "", "the kernel in --kernel to profile (default: the exercise's, or the file's one kernel that fits)")
-	fs.StringVar(&p.like, "like", "", "the version it is launched like and profiled beside (default: the exercise's)")
-	fs.StringVar(&p.json, "json", "", "write the profile's results to this file")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return p, usageError{err.Error()}
-	}
+func parseProfile(args []string, inREPL bool) (profileArgs, error) {
 	prefix := "cudarepl "
 	if inREPL {
 		prefix = ""
+	}
+	var p profileArgs
+	pos, err := parseArgs(profileFlags(&p), args, prefix+"help")
+	if err != nil {
+		return p, err
 	}
 	for _, a := range pos {
 		switch {
@@ -402,18 +452,19 @@ func parseProfile(args []string, inREPL bool, stderr io.Writer) (profileArgs, er
 	if !inREPL && p.lesson == "" || (p.kernel != "" || p.like != "") && p.file == "" || p.file != "" && (p.variants != nil || p.step != 0) {
 		return p, usageError{"usage: " + profileUsage(prefix)}
 	}
+	p.file, p.json = expandHome(p.file), expandHome(p.json)
 	return p, nil
 }
 
 // cmdProfile profiles a lesson's versions under Nsight Compute.
 func cmdProfile(args []string, stdout, stderr io.Writer) error {
-	p, err := parseProfile(args, false, stderr)
+	p, err := parseProfile(args, false)
 	if err != nil {
 		return err
 	}
 	l, err := lessons.Find(p.lesson)
 	if err != nil {
-		return usageError{"cudarepl: " + err.Error()}
+		return usageError{lessons.Message(err)}
 	}
 	s, err := openSession(stdout, "")
 	if err != nil {
@@ -432,12 +483,12 @@ func runProfile(env *lessons.Env, l *lessons.Lesson, p profileArgs, out io.Write
 	}
 	o := lessons.ProfileOptions{Variants: p.variants, Step: p.step}
 	if p.step < 0 || p.step > len(l.Steps) {
-		return usageError{fmt.Sprintf("cudarepl: --step %d: %s has steps 1 to %d", p.step, l.Slug, len(l.Steps))}
+		return usageError{fmt.Sprintf("--step %d: %s has steps 1 to %d", p.step, l.Slug, len(l.Steps))}
 	}
 	if p.file != "" {
 		code, err := os.ReadFile(p.file)
 		if err != nil {
-			return usageError{"cudarepl: " + err.Error()}
+			return usageError{err.Error()}
 		}
 		o.Mine = &lessons.Submission{File: filepath.Base(p.file), Code: string(code), Kernel: p.kernel, Like: p.like}
 	}

@@ -11,7 +11,8 @@
 //	cudarepl profile <lesson> [variant…]      its hardware counters (Nsight Compute)
 //	cudarepl notebooks                        write the lessons' notebooks
 //	cudarepl device                           describe the GPU
-//	cudarepl version                          print the version
+//	cudarepl version                          print the version, and what was found
+//	cudarepl help [command]                   the usage, or one command's flags and examples
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"cudarepl/internal/dl"
 	"cudarepl/lessons"
 	_ "cudarepl/lessons/all"
 	_ "cudarepl/worker" // this program is its own GPU worker
@@ -37,12 +39,15 @@ Usage:
   cudarepl lessons                          list the lessons
   cudarepl run <lesson> [--plots DIR]       run a lesson end to end
   cudarepl check --all                      check every lesson's versions
-  cudarepl check <lesson> [--kernel FILE.cu [--variant NAME] [--like VERSION]]
-                                            check a lesson, or judge a kernel file
-                                            (lesson 3's exercise: a .sched schedule)
-  cudarepl bench <lesson> [sizes…] [--rounds N] [--json FILE] [--plots DIR]
-                                            measure a lesson (sizes like 2^20 or 1000x1003x517);
-                                            --rounds: every point N times, a round at a time
+  cudarepl check <lesson> [--variant NAME]  check a lesson's versions, or one of them
+  cudarepl check <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]
+                                            judge a kernel file as the lesson's are judged
+                                            (lesson 3's exercise: a .sched schedule);
+                                            each form of check takes --sanitize TOOL
+  cudarepl bench <lesson> [sizes…] [--step N] [--rounds N] [--json FILE] [--plots DIR]
+                                            measure a lesson (sizes like 2^20 or 1000x1003x517),
+                                            or only its step N; --rounds: every point N times,
+                                            a round at a time
   cudarepl profile <lesson> [variant…] [--step N] [--json FILE]
   cudarepl profile <lesson> --kernel FILE.cu [--variant NAME] [--like VERSION]
                                             why each version is as fast as it is: hardware
@@ -53,10 +58,11 @@ Usage:
                                             run a notebook's cells here, without Jupyter
   cudarepl device                           print the GPU and its limits, or why there is none
   cudarepl version                          print the version of cudarepl and what it found
-  cudarepl help                             print this help
+  cudarepl help [command]                   print this help, or one command's flags and examples
 
-Without a GPU every lesson runs in replay mode, with results recorded on a
-reference GPU. Exercise copies live in $CUDAREPL_WORKSPACE (default ~/cudarepl).
+Without a GPU every lesson runs in replay mode, with results recorded on
+reference GPUs ('cudarepl device' names them). Exercise copies live in
+$CUDAREPL_WORKSPACE (default ~/cudarepl); figures go to <workspace>/plots.
 
 Exit status: 0 passed (or nothing to judge), 1 a check or a verdict failed,
 2 a command line that cannot be run as written, 3 a kernel that was not
@@ -69,48 +75,94 @@ func main() {
 
 // run executes one command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	if err := dl.CheckHidden(); err != nil {
+		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
+	}
 	if len(args) == 0 {
 		return runREPL(os.Stdin, stdout, stderr, readline.DefaultIsTerminal(), nil)
 	}
-	switch args[0] {
-	case "lessons":
-		return cmdLessons(stdout)
-	case "run":
-		return exitStatus(stderr, cmdRun(args[1:], stdout, stderr))
-	case "check":
-		return exitStatus(stderr, cmdCheck(args[1:], stdout, stderr))
-	case "bench":
-		return exitStatus(stderr, cmdBench(args[1:], stdout, stderr))
-	case "profile":
-		return exitStatus(stderr, cmdProfile(args[1:], stdout, stderr))
-	case "notebooks":
-		return exitStatus(stderr, cmdNotebooks(args[1:], stdout, stderr))
-	case "device":
-		return cmdDevice(stdout, stderr)
-	case "version", "--version", "-version":
-		return cmdVersion(stdout)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+	name, rest := args[0], args[1:]
+	if c, ok := findSubcommand(name); ok && wantsHelp(rest) {
+		writeSubcommandHelp(stdout, c)
 		return 0
 	}
-	fmt.Fprintf(stderr, "cudarepl: unknown command %q (try 'cudarepl help')\n", args[0])
-	return 2
+	switch name {
+	case "lessons":
+		return exitStatus(stderr, cmdLessons(rest, stdout))
+	case "run":
+		return exitStatus(stderr, cmdRun(rest, stdout, stderr))
+	case "check":
+		return exitStatus(stderr, cmdCheck(rest, stdout, stderr))
+	case "bench":
+		return exitStatus(stderr, cmdBench(rest, stdout, stderr))
+	case "profile":
+		return exitStatus(stderr, cmdProfile(rest, stdout, stderr))
+	case "notebooks":
+		return exitStatus(stderr, cmdNotebooks(rest, stdout, stderr))
+	case "device":
+		return exitStatus(stderr, cmdDevice(rest, stdout, stderr))
+	case "version", "--version", "-version":
+		return exitStatus(stderr, cmdVersion(rest, stdout, stderr))
+	case "help", "-h", "-help", "--help":
+		return exitStatus(stderr, cmdHelp(rest, stdout))
+	}
+	fmt.Fprintf(stderr, "cudarepl: unknown command %q (try 'cudarepl help')\n", clip(name, 40))
+	return exitUsage
 }
 
-// cmdDevice prints the device table, or the one sentence saying why there is
-// no GPU; both are normal outcomes.
-func cmdDevice(stdout, stderr io.Writer) int {
+// wantsHelp reports whether a command's arguments ask for its help
+// (--help, -h) rather than for it to run.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--help", "-help", "-h":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
+}
+
+// cmdHelp prints the usage, or one command's: its usage, flags and
+// examples.
+func cmdHelp(args []string, stdout io.Writer) error {
+	switch len(args) {
+	case 0:
+		fmt.Fprint(stdout, usage)
+		return nil
+	case 1:
+		c, ok := findSubcommand(args[0])
+		if !ok {
+			return usageError{fmt.Sprintf("no command %q: 'cudarepl help' lists them", clip(args[0], 40))}
+		}
+		writeSubcommandHelp(stdout, c)
+		return nil
+	}
+	return usageError{"usage: cudarepl help [command]"}
+}
+
+// cmdDevice prints the device table, or why there is no GPU and what the
+// lessons replay; both are normal outcomes.
+func cmdDevice(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return extraArgs("device", args, "cudarepl ")
+	}
 	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
 	if err != nil {
-		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
-		return 1
+		return err
 	}
 	defer env.Close()
 	env.WriteDevice(stdout)
-	return 0
+	return nil
 }
 
-func cmdVersion(stdout io.Writer) int {
+// cmdVersion prints cudarepl's version, and the driver, NVRTC and
+// libraries it finds, or why not.
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return extraArgs("version", args, "cudarepl ")
+	}
 	rev := ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -120,6 +172,11 @@ func cmdVersion(stdout io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "cudarepl %s%s\n", version, rev)
-	lessons.WriteVersions(stdout)
-	return 0
+	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	env.WriteVersions(stdout)
+	return nil
 }

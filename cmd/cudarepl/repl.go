@@ -2,20 +2,23 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/chzyer/readline"
 
+	"cudarepl/internal/term"
 	"cudarepl/lessons"
 	"cudarepl/lessons/fusecmd"
 )
@@ -28,12 +31,47 @@ type repl struct {
 	lesson *lessons.Lesson
 	step   int
 	rl     *readline.Instance // nil when input is not a terminal
+	flush  func()             // writes what out holds of a line not yet ended; nil when out holds nothing back
+}
+
+// lineWriter hands w whole lines only, holding back the end of a line
+// until its newline comes, or Flush.
+type lineWriter struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
+		_, err := l.w.Write(l.buf[:i+1])
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+		if err != nil {
+			return len(p), err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush writes what is held back of a line not yet ended.
+func (l *lineWriter) Flush() {
+	if len(l.buf) > 0 {
+		l.w.Write(l.buf)
+		l.buf = l.buf[:0]
+	}
 }
 
 // command is one thing the REPL understands.
 type command struct {
 	name, args, short, long string
 	run                     func(r *repl, env *lessons.Env, args []string) error
+	// maxArgs is the most arguments it takes; -1 for any number. More
+	// are refused, never ignored.
+	maxArgs int
+	// flags, if set, is the flag set it parses, which 'help NAME' lists.
+	flags func() *flag.FlagSet
+	// example is a line that runs as written (with a lesson open).
+	example string
 }
 
 // commands, in the order help lists them.
@@ -41,23 +79,46 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"help", "[command]", "list the commands, or explain one", "", func(r *repl, _ *lessons.Env, args []string) error { return r.help(args) }},
-		{"lessons", "", "list the lessons", "", func(r *repl, _ *lessons.Env, _ []string) error { writeLessonList(r.out); return nil }},
-		{"open", "<lesson>", "open a lesson at its first step", "A lesson is named by its slug, its number, or the start of its slug: 'open 2', 'open vector'.", (*repl).open},
-		{"next", "", "go to the next step and run it", "", func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step+1) }},
-		{"prev", "", "go to the previous step and run it", "", func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step-1) }},
-		{"step", "<n>", "go to step n and run it", "", (*repl).stepCmd},
-		{"show", "[kernel [<name>]]", "show the step's prose again, or a kernel's source", "'show kernel' lists the lesson's kernels; 'show kernel NAME' shows one with its registers and shared memory, or a __device__ helper the kernels call.", (*repl).show},
-		{"run", "[<variant>]", "run the step again, or check one variant", "With a variant (any the lesson's steps run; quote a name with spaces or not), runs it once at every check size and checks every element against the CPU reference.", (*repl).runCmd},
-		{"check", "[<file.cu>] [flags]", "check the lesson's versions, your exercise, or a file", "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged (in lesson 3, 'check FILE.sched' judges a schedule). The flags are the command line's: --all, --kernel FILE.cu, --variant NAME, --like VERSION, --sanitize memcheck|racecheck|synccheck|initcheck.", (*repl).check},
-		{"bench", "[sizes…]", "run the lesson's sweeps (live) or show them (replay)", "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.", (*repl).bench},
-		{"profile", "[variant…] [flags]", "show why each version is as fast as it is: hardware counters", "Runs each version of the lesson's sweeps (its ladders, and the widest sweep of each other problem) once under Nsight Compute (ncu) and shows two tables per sweep: memory (time, DRAM bytes beside the bytes the lesson predicts, sectors per load, L1 and L2 hit rates, bank conflicts) and compute (SM busy, instructions, occupancy and what limits it, tensor pipe, the top warp stalls). Without a GPU the profiles recorded with the lesson show; without ncu one line says what to install. The flags are the command line's: --step N, --json FILE; or --kernel FILE.cu [--variant NAME] [--like VERSION], which profiles your kernel beside the version it is like.", (*repl).profile},
-		{"plot", "", "draw the lesson's figures (PNG, SVG and here)", "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.", (*repl).plot},
-		{"edit", "[kernel <name>]", "edit your copy of the exercise, or of a kernel, then check it", "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.", (*repl).edit},
-		{"fuse", "[--n SIZE] <expression>", "fuse an elementwise expression into one kernel, check it and time it", "Writes the expression over named fp32 inputs (+ - * /, numbers, and abs cos exp log max min pow relu sigmoid sin sqrt tanh) as one kernel and as one kernel an operation, compiles both with NVRTC, and on a GPU checks both against the expression in float64 and times them beside the device-to-device copy, at 2^26 elements unless --n says otherwise: 'fuse sigmoid(a + b*c)'.", (*repl).fuse},
-		{"device", "", "describe the GPU", "", func(r *repl, env *lessons.Env, _ []string) error { return r.device(env) }},
-		{"mem", "", "show free and total GPU memory", "", (*repl).mem},
-		{"quit", "", "leave (Ctrl-D also does)", "", nil},
+		{name: "help", args: "[command]", short: "list the commands, or explain one", maxArgs: 1, example: "help check",
+			run: func(r *repl, _ *lessons.Env, args []string) error { return r.help(args) }},
+		{name: "lessons", short: "list the lessons", example: "lessons",
+			run: func(r *repl, _ *lessons.Env, _ []string) error { writeLessonList(r.out); return nil }},
+		{name: "open", args: "<lesson>", short: "open a lesson at its first step", maxArgs: 1, example: "open vector-add",
+			long: "A lesson is named by its slug, its number, or the start of its slug: 'open 2', 'open vector'.",
+			run:  (*repl).open},
+		{name: "next", short: "go to the next step and run it", example: "next",
+			run: func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step+1) }},
+		{name: "prev", short: "go to the previous step and run it", example: "prev",
+			run: func(r *repl, env *lessons.Env, _ []string) error { return r.goTo(env, r.step-1) }},
+		{name: "step", args: "<n>", short: "go to step n and run it", maxArgs: 1, example: "step 6", run: (*repl).stepCmd},
+		{name: "show", args: "[kernel [<name>]]", short: "show the step's prose again, or a kernel's source", maxArgs: 2, example: "show kernel vadd_v2",
+			long: "'show kernel' lists the lesson's kernels; 'show kernel NAME' shows one with its registers and shared memory, or a __device__ helper the kernels call.",
+			run:  (*repl).show},
+		{name: "run", args: "[<variant>]", short: "run the step again, or check one variant", maxArgs: -1, example: "run vadd_v2",
+			long: "With a variant (any the lesson's steps run; quote a name with spaces or not), runs it once at every check size and checks every element against the CPU reference.",
+			run:  (*repl).runCmd},
+		{name: "check", args: "[<file.cu>] [flags]", short: "check the lesson's versions, your exercise, or a file", maxArgs: -1, example: "check mine.cu",
+			long:  "'check' checks every version of the lesson; at the exercise step it judges your copy instead. 'check FILE.cu' judges any file's kernel exactly as the lesson's versions are judged (in lesson 3, 'check FILE.sched' judges a schedule). The flags are the command line's.",
+			flags: func() *flag.FlagSet { return checkFlags(&checkArgs{}) }, run: (*repl).check},
+		{name: "bench", args: "[sizes…]", short: "run the lesson's sweeps (live) or show them (replay)", maxArgs: -1, example: "bench 2^20 2^24",
+			long: "Sizes may be written 1048576, 2^20, 1M, or 1000x1003x517; with sizes, only the sweeps over sizes run. In replay the recorded sizes are shown. Ctrl-C stops a sweep and keeps what was measured.",
+			run:  (*repl).bench},
+		{name: "profile", args: "[variant…] [flags]", short: "show why each version is as fast as it is: hardware counters", maxArgs: -1, example: "profile --step 6",
+			long:  "Runs each version of the lesson's sweeps (its ladders, and the widest sweep of each other problem) once under Nsight Compute (ncu) and shows two tables per sweep: memory (time, DRAM bytes beside the bytes the lesson predicts, sectors per load, L1 and L2 hit rates, bank conflicts) and compute (SM busy, instructions, occupancy and what limits it, tensor pipe, the top warp stalls). Without a GPU the profiles recorded with the lesson show; without ncu one line says what to install. The flags are the command line's; --kernel profiles your kernel beside the version it is like.",
+			flags: func() *flag.FlagSet { return profileFlags(&profileArgs{}) }, run: (*repl).profile},
+		{name: "plot", short: "draw the lesson's figures (PNG, SVG and here)", example: "plot",
+			long: "Figures are drawn from this session's measurements where there are any, otherwise from the recorded ones, and say which.",
+			run:  (*repl).plot},
+		{name: "edit", args: "[kernel <name>]", short: "edit your copy of the exercise, or of a kernel, then check it", maxArgs: 2, example: "edit kernel vadd_v2",
+			long: "Opens $VISUAL or $EDITOR on your copy of the exercise (created from the lesson's starter if you have none), then compiles and judges it. 'edit kernel NAME' does the same with your copy of one of the lesson's kernels, then checks it like the course's and times it beside it. Copies live in the workspace and are never overwritten.",
+			run:  (*repl).edit},
+		{name: "fuse", args: "[--n SIZE] <expression>", short: "fuse an elementwise expression into one kernel, check and time it", maxArgs: -1, example: "fuse sigmoid(a + b*c)",
+			long: "Writes the expression over named fp32 inputs (+ - * /, numbers, and abs cos exp log max min pow relu sigmoid sin sqrt tanh) as one kernel and as one kernel an operation, compiles both with NVRTC, and on a GPU checks both against the expression in float64 and times them beside the device-to-device copy, at 2^26 elements unless --n says otherwise.",
+			run:  (*repl).fuse},
+		{name: "device", short: "describe the GPU", example: "device",
+			run: func(r *repl, env *lessons.Env, _ []string) error { return r.device(env) }},
+		{name: "mem", short: "show free and total GPU memory", example: "mem", run: (*repl).mem},
+		{name: "quit", short: "leave (Ctrl-D also does)", example: "quit"},
 	}
 }
 
@@ -97,12 +158,13 @@ func runREPL(in io.ReadCloser, out, errOut io.Writer, interactive bool, cfg *rea
 		cfg = &readline.Config{}
 	}
 	cfg.Prompt = r.prompt()
-	cfg.AutoComplete = r.completer()
+	cfg.AutoComplete = completer{r}
 	cfg.InterruptPrompt = "^C"
 	cfg.EOFPrompt = "quit"
 	if cfg.HistoryFile == "" {
 		cfg.HistoryFile = historyFile()
 	}
+	cfg.DisableAutoSaveHistory = true // loop saves a line, unless it is too long to be worth recalling
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		fmt.Fprintf(errOut, "cudarepl: %v\n", err)
@@ -110,14 +172,31 @@ func runREPL(in io.ReadCloser, out, errOut io.Writer, interactive bool, cfg *rea
 	}
 	defer rl.Close()
 	r.rl = rl
-	r.s.env.Out = rl.Stdout()
-	r.out = rl.Stdout()
-	r.s.env.Progress = progressBar(rl.Stderr())
+	// readline redraws its prompt after every write that leaves a line
+	// open; a table written a cell at a time (text/tabwriter) would come
+	// out interleaved with prompts. Whole lines it draws cleanly.
+	lines := &lineWriter{w: rl.Stdout()}
+	md := term.NewMarkdown(lines, term.Width(os.Stdout)) // prose rendered for the terminal
+	r.s.env.Out, r.out, r.flush = md, md, lines.Flush
+	r.s.env.Progress = term.Progress(rl.Stderr())
 	r.loop(func() (string, error) {
 		rl.SetPrompt(r.prompt())
-		return rl.Readline()
+		line, err := rl.Readline()
+		if err == nil && keepInHistory(line) {
+			rl.SaveHistory(line)
+		}
+		return line, err
 	})
 	return 0
+}
+
+// maxHistoryLine is the longest line kept in history: a pasted file or a
+// stuck key is not a command to recall.
+const maxHistoryLine = 512
+
+// keepInHistory says whether line is worth recalling with ↑.
+func keepInHistory(line string) bool {
+	return strings.TrimSpace(line) != "" && len(line) <= maxHistoryLine
 }
 
 // historyFile is where the REPL keeps history across sessions.
@@ -160,7 +239,11 @@ func (r *repl) loop(read func() (string, error)) {
 			continue
 		}
 		if fields[0] == "quit" || fields[0] == "exit" {
-			return
+			if len(fields) == 1 {
+				return
+			}
+			fmt.Fprintf(r.out, "error: %s\n", extraArgs(fields[0], fields[1:], "").Error())
+			continue
 		}
 		r.exec(fields)
 	}
@@ -170,7 +253,19 @@ func (r *repl) loop(read func() (string, error)) {
 func (r *repl) exec(fields []string) {
 	c, ok := findCommand(fields[0])
 	if !ok {
-		fmt.Fprintf(r.out, "unknown command %q; type 'help' for the list\n", fields[0])
+		fmt.Fprintf(r.out, "unknown command %s; type 'help' for the list\n", quoteArgs(fields[:1]))
+		return
+	}
+	if c.name != "help" && wantsHelp(fields[1:]) { // "check --help", as on the command line
+		r.help(fields[:1])
+		return
+	}
+	if c.maxArgs >= 0 && len(fields)-1 > c.maxArgs {
+		if c.maxArgs == 0 {
+			fmt.Fprintf(r.out, "error: %s\n", extraArgs(c.name, fields[1:], "").Error())
+		} else {
+			fmt.Fprintf(r.out, "error: too many arguments: usage: %s %s\n", c.name, c.args)
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -187,6 +282,9 @@ func (r *repl) exec(fields []string) {
 	v := r.s.env.View
 	v.Ctx = ctx // this command's Ctrl-C, carried by a copy of the session's env
 	v.OneVersion = r.oneVersion
+	if r.flush != nil {
+		defer r.flush() // after the error line, if any: the command's output is all out before the prompt
+	}
 	err := c.run(r, r.s.env.WithView(v), fields[1:])
 	close(done)
 	signal.Stop(sig)
@@ -194,28 +292,45 @@ func (r *repl) exec(fields []string) {
 	switch {
 	case errors.Is(err, lessons.ErrStopped):
 		fmt.Fprintln(r.out, "stopped")
-	case errors.As(err, new(*lessons.VerdictError)):
+	case errors.As(err, new(*lessons.VerdictError)), errors.As(err, new(notJudged)):
 		// The verdict's line has said it.
 	case err != nil:
-		fmt.Fprintf(r.out, "error: %v\n", err)
+		fmt.Fprintf(r.out, "error: %s\n", lessons.Message(err))
 	}
 }
 
+// help lists the commands in columns as wide as their longest entries,
+// or explains one: what it does, its flags, an example.
 func (r *repl) help(args []string) error {
 	if len(args) > 0 {
 		c, ok := findCommand(args[0])
 		if !ok {
-			return fmt.Errorf("no command %q; 'help' lists them", args[0])
+			return fmt.Errorf("no command %s: 'help' lists them", quoteArgs(args[:1]))
 		}
-		fmt.Fprintf(r.out, "%s %s\n  %s\n", c.name, c.args, c.short)
+		fmt.Fprintf(r.out, "%s\n", strings.TrimSpace(c.name+" "+c.args))
+		for _, l := range wrap(c.short+".", 76) {
+			fmt.Fprintf(r.out, "  %s\n", l)
+		}
 		if c.long != "" {
-			fmt.Fprintf(r.out, "  %s\n", c.long)
+			for _, l := range wrap(c.long, 76) {
+				fmt.Fprintf(r.out, "  %s\n", l)
+			}
+		}
+		if c.flags != nil {
+			fmt.Fprintln(r.out, "Flags:")
+			writeFlags(r.out, c.flags())
+		}
+		if c.example != "" {
+			fmt.Fprintf(r.out, "Example: %s\n", c.example)
 		}
 		return nil
 	}
+	tw := tabwriter.NewWriter(r.out, 0, 0, 2, ' ', 0)
 	for _, c := range commands {
-		fmt.Fprintf(r.out, "  %-8s %-20s %s\n", c.name, c.args, c.short)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.name, c.args, c.short)
 	}
+	tw.Flush()
+	fmt.Fprintln(r.out, "'help NAME' explains one, with its flags and an example; Tab completes commands, lessons, variants and flags.")
 	return nil
 }
 
@@ -229,7 +344,7 @@ func (r *repl) needLesson() (*lessons.Lesson, error) {
 
 func (r *repl) open(env *lessons.Env, args []string) error {
 	if len(args) != 1 {
-		return errors.New("usage: open <lesson>")
+		return errors.New("usage: open <lesson>: 'lessons' lists them")
 	}
 	l, err := lessons.Find(args[0])
 	if err != nil {
@@ -277,7 +392,8 @@ func (r *repl) show(env *lessons.Env, args []string) error {
 	}
 	if len(args) == 0 {
 		s := l.Steps[r.step]
-		fmt.Fprintf(r.out, "%d/%d %s\n\n%s\n", r.step+1, len(l.Steps), s.Title, s.Prose)
+		fmt.Fprintf(r.out, "%d/%d %s\n\n", r.step+1, len(l.Steps), s.Title)
+		env.Prose(s.Prose)
 		return nil
 	}
 	if args[0] != "kernel" || len(args) > 2 {
@@ -315,7 +431,7 @@ func (r *repl) runCmd(env *lessons.Env, args []string) error {
 // the open lesson's versions, or at the exercise step judges the learner's
 // copy; "check FILE.cu" judges any file.
 func (r *repl) check(env *lessons.Env, args []string) error {
-	c, err := parseCheck(args, "", r.out)
+	c, err := parseCheck(args, "")
 	if err != nil {
 		return err
 	}
@@ -344,8 +460,13 @@ func (r *repl) bench(env *lessons.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(sizes) > 0 && !env.Live() {
-		fmt.Fprintf(r.out, "No GPU here: replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.\n", strings.Join(args, ", "))
+	if len(sizes) > 0 {
+		if err := l.CheckSizes(sizes); err != nil {
+			return err
+		}
+		if !env.Live() {
+			fmt.Fprintln(r.out, replaySizesNote(args))
+		}
 	}
 	v := env.View
 	v.Sizes = sizes
@@ -357,7 +478,7 @@ func (r *repl) profile(env *lessons.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := parseProfile(args, true, r.out)
+	p, err := parseProfile(args, true)
 	if err != nil {
 		return err
 	}
@@ -382,7 +503,7 @@ func (r *repl) edit(env *lessons.Env, args []string) error {
 	}
 	if len(args) > 0 {
 		if args[0] != "kernel" || len(args) != 2 {
-			return errors.New("usage: edit [kernel <name>]")
+			return errors.New("usage: edit [kernel <name>]: 'show kernel' lists the names")
 		}
 		return r.editKernel(env, l, args[1])
 	}
@@ -469,103 +590,23 @@ func (r *repl) device(env *lessons.Env) error {
 
 func (r *repl) mem(env *lessons.Env, args []string) error { return env.WriteMem(r.out) }
 
-// completer completes commands, lesson names, variants and step numbers.
-func (r *repl) completer() readline.AutoCompleter {
-	slugs := func(string) []string {
-		var out []string
-		for _, l := range lessons.All() {
-			out = append(out, l.Slug)
-		}
-		return out
-	}
-	variants := func(string) []string {
-		if r.lesson == nil {
-			return nil
-		}
-		var out []string
-		for _, im := range r.lesson.Variants() {
-			if !strings.Contains(im.Name, " ") {
-				out = append(out, im.Name)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
-	kernelNames := func(string) []string {
-		if r.lesson == nil {
-			return nil
-		}
-		out := r.lesson.KernelNames()
-		sort.Strings(out)
-		return out
-	}
-	steps := func(string) []string {
-		if r.lesson == nil {
-			return nil
-		}
-		var out []string
-		for i := range r.lesson.Steps {
-			out = append(out, strconv.Itoa(i+1))
-		}
-		return out
-	}
-	cuFiles := func(string) []string {
-		m, _ := filepath.Glob("*.cu")
-		return m
-	}
-	var items []readline.PrefixCompleterInterface
-	for _, c := range commands {
-		switch c.name {
-		case "open":
-			items = append(items, readline.PcItem("open", readline.PcItemDynamic(slugs)))
-		case "run":
-			items = append(items, readline.PcItem("run", readline.PcItemDynamic(variants)))
-		case "show":
-			items = append(items, readline.PcItem("show", readline.PcItem("kernel", readline.PcItemDynamic(kernelNames))))
-		case "step":
-			items = append(items, readline.PcItem("step", readline.PcItemDynamic(steps)))
-		case "check":
-			items = append(items, readline.PcItem("check", readline.PcItemDynamic(cuFiles)))
-		case "edit":
-			items = append(items, readline.PcItem("edit", readline.PcItem("kernel", readline.PcItemDynamic(kernelNames))))
-		case "help":
-			var sub []readline.PrefixCompleterInterface
-			for _, c2 := range commands {
-				sub = append(sub, readline.PcItem(c2.name))
-			}
-			items = append(items, readline.PcItem("help", sub...))
-		default:
-			items = append(items, readline.PcItem(c.name))
-		}
-	}
-	return readline.NewPrefixCompleter(items...)
-}
-
-// progressBar draws "[█████░░░░░] 12/40 what" on one line of w.
-func progressBar(w io.Writer) func(done, total int, what string) {
-	return func(done, total int, what string) {
-		if total <= 0 {
-			return
-		}
-		if done >= total {
-			fmt.Fprintf(w, "\r\033[K")
-			return
-		}
-		const width = 24
-		fill := width * done / total
-		fmt.Fprintf(w, "\r\033[K[%s%s] %d/%d %s", strings.Repeat("█", fill), strings.Repeat("░", width-fill), done, total, what)
-	}
-}
-
 // splitLine splits a REPL line into words at spaces, keeping what is
-// inside double or single quotes together: run "conv alone".
+// inside double or single quotes together, as a shell does: run "conv
+// alone"; a backslash outside single quotes keeps the next character as
+// it is (check 14 --variant cuDNN\ SDPA, as Tab completes it).
 func splitLine(line string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	inWord := false
 	var quote rune
+	escaped := false
 	for _, c := range line {
 		switch {
+		case escaped:
+			cur.WriteRune(c)
+			escaped, inWord = false, true
+		case c == '\\' && quote != '\'':
+			escaped, inWord = true, true
 		case quote != 0 && c == quote:
 			quote = 0
 		case quote != 0:

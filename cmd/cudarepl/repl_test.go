@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -55,6 +59,9 @@ func transcript(t *testing.T, input string) string {
 	return strings.ReplaceAll(out.String(), ws, "$WORKSPACE")
 }
 
+// singleDashFlag is a flag as Go's flag package writes it, with one dash.
+var singleDashFlag = regexp.MustCompile(`(?m)(^\s+|flag: )-[a-z]\w*`)
+
 func TestREPLCommands(t *testing.T) {
 	replayOnly(t)
 	tests := []struct {
@@ -63,7 +70,10 @@ func TestREPLCommands(t *testing.T) {
 		want  []string // substrings of the output, in order
 	}{
 		{"help lists every command", "help\n", []string{"help", "lessons", "open", "next", "prev", "step", "show", "run", "check", "bench", "plot", "edit", "device", "mem", "quit"}},
-		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20"}},
+		{"help of one command", "help bench\n", []string{"bench [sizes…]", "2^20", "Example: bench 2^20 2^24"}},
+		{"help of a command lists its flags with two dashes", "help check\n", []string{"check [<file.cu>] [flags]", "--all", "--kernel FILE.cu", "--like VERSION", "--sanitize TOOL", "--variant NAME", "Example: check mine.cu"}},
+		{"help of a command that does not exist", "help nope\n", []string{`error: no command "nope": 'help' lists them`}},
+		{"a command's --help is its help", "bench --help\n", []string{"bench [sizes…]", "Example: bench 2^20 2^24"}},
 		{"lessons", "lessons\n", []string{"1  hello-gpu", "2  vector-add", "5  matmul", "6  batched-gemm"}},
 		{"open by number runs step 1", "open 2\n", []string{"Lesson 2 · Vector add", "── 1/11 Kernel", "vadd_v1"}},
 		{"next and prev", "open 2\nnext\nprev\n", []string{"── 2/11 Launch", "1048583       256      4097", "── 1/11 Kernel"}},
@@ -71,22 +81,24 @@ func TestREPLCommands(t *testing.T) {
 		{"step out of range", "open 2\nstep 12\n", []string{"error: step \"12\": vector-add has steps 1 to 11"}},
 		{"show", "open 2\nshow\n", []string{"1/11 Kernel\n\nThe CPU adds two vectors"}},
 		{"show kernel", "open 2\nshow kernel vadd_v3\n", []string{"// v3: float4 loads"}},
-		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: lessons: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict, vadd_unguarded)`}},
+		{"show unknown kernel", "open 2\nshow kernel nope\n", []string{`error: vector-add has no kernel "nope" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict, vadd_unguarded)`}},
 		{"run a variant in replay", "open 2\nrun vadd_v2\n", []string{"No GPU here", "vadd_v2  n=1048583", "ok"}},
-		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: lessons: vector-add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict)`}},
+		{"run an unknown variant", "open 2\nrun vadd_v9\n", []string{`error: vector-add has no variant "vadd_v9" (it has: vadd_v1, vadd_v2, vadd_v3, vadd_v3_restrict)`}},
 		{"bench replays", "open 2\nbench\n", []string{"── Block size", "── Benchmark", "vadd_v3  n=67108864", "figure: $WORKSPACE/plots/02-vector-add-benchmark.png"}},
-		{"bench with a bad size", "open 2\nbench 2^y\n", []string{`error: size "2^y": "2^y" is not a power like 2^20`}},
+		{"bench with a bad size", "open 2\nbench 2^y\n", []string{`error: size "2^y": not a power like 2^20`}},
 		{"plot", "open 1\nplot\n", []string{"── Copy bandwidth", "── GEMM throughput", "figure: $WORKSPACE/plots/01-hello-gpu-gemm-throughput.png"}},
 		{"no lesson open", "next\n", []string{"error: no lesson is open"}},
 		{"unknown command", "frobnicate\n", []string{`unknown command "frobnicate"; type 'help' for the list`}},
-		{"device", "device\n", []string{"replay mode"}},
+		{"device in replay names the GPUs the results come from", "device\n", []string{"gpu: no NVIDIA driver found",
+			"replay mode: the lessons show results recorded on these GPUs", "NVIDIA H100 80GB HBM3  lessons 1–9", "NVIDIA H200", "lessons 2, 10 and 11",
+			"The NVIDIA H100 80GB HBM3, as recorded on", "compute capability      9.0 (sm_90)"}},
 		{"mem", "mem\n", []string{"no GPU"}},
 		// Each of these was a dead end in a walk-through.
 		{"check takes the command line's flags", "open 2\ncheck --kernel ../../lessons/02-vector-add/testdata/foreign.cu --variant vector_add\n",
 			[]string{"vector_add was not judged"}},
 		{"check FILE picks the kernel by its parameters", "open 2\ncheck ../../lessons/02-vector-add/testdata/foreign.cu\n", []string{"vector_add was not judged"}},
 		{"check with a kernel the file lacks", "open 2\ncheck --kernel ../../lessons/02-vector-add/testdata/foreign.cu --variant nope\n",
-			[]string{`error: cudarepl: foreign.cu declares no kernel "nope" (it declares vector_add(const float*, const float*, float*, int))`}},
+			[]string{`error: foreign.cu declares no kernel "nope" (it declares vector_add(const float*, const float*, float*, int))`}},
 		{"check --sanitize without a GPU", "open 2\ncheck --sanitize memcheck\n", []string{"error: compute-sanitizer checks kernels as they run on a GPU, and there is none here"}},
 		{"a variant with spaces, unquoted", "open 11\nrun conv alone\n", []string{"conv alone", "ok"}},
 		{"a variant with spaces, quoted", "open 11\nrun \"conv alone\"\n", []string{"conv alone", "ok"}},
@@ -101,6 +113,23 @@ func TestREPLCommands(t *testing.T) {
 		{"a summary of another lesson names check --variant", "open 2\ncheck 14\n", []string{"'check flash-attention --variant flash_v1' lists one version's checks"}},
 		{"check one version", "check 2 --variant vadd_v2\n", []string{"vadd_v2  n=1048583", "ok"}},
 		{"quit stops reading", "quit\nlessons\n", nil},
+		// Each of these was a rough edge in a walk-through (issue 32).
+		{"lessons refuses an extra argument", "lessons extra\n", []string{`error: lessons takes no arguments, and was given "extra": type 'lessons'`}},
+		{"next refuses an extra argument", "open 2\nnext next\n", []string{`error: next takes no arguments, and was given "next": type 'next'`}},
+		{"quit with an argument does not quit, and says so", "quit now\nlessons\n", []string{`error: quit takes no arguments, and was given "now": type 'quit'`, "2  vector-add"}},
+		{"a command with too many arguments", "open 2\nshow kernel vadd_v1 vadd_v2\n", []string{"error: too many arguments: usage: show [kernel [<name>]]"}},
+		{"a long unknown command is cut short", "frobnicate" + strings.Repeat("x", 5000) + "\n", []string{`unknown command "frobnicatexxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"; type 'help' for the list`}},
+		{"a flag check lacks is one error, with two dashes", "open 2\ncheck --bogus\n", []string{"error: check has no flag --bogus: 'help check' lists its flags\n"}},
+		{"a flag without its value", "open 2\ncheck --kernel\n", []string{"error: check --kernel needs FILE.cu after it: 'help check' lists its flags"}},
+		{"a size of the wrong form says the lesson's form, before any notice", "open 8\nbench 2^20\n",
+			[]string{"error: size 2^20 has 1 number, and launch-and-graphs measures sizes of 2 numbers, like 1x4096 or 1000x4096"}},
+		{"a size too large says so", "open 5\nbench 2^99\n", []string{`error: size "2^99": too large: a size's numbers go up to 2^40`}},
+		{"a variant list quotes names with commas", "open 8\nrun nonexistent\n",
+			[]string{`error: launch-and-graphs has no variant "nonexistent" (it has: launches, "launches, each synchronised", graph, chain_fused)`}},
+		{"an unknown kernel carries no package prefix", "open 8\nshow kernel nonexistent\n", []string{`error: launch-and-graphs has no kernel "nonexistent"`}},
+		{"fuse's errors carry no package prefix", "fuse 1+2\n", []string{"error: fuse 1+2: the expression reads no input"}},
+		{"an unknown lesson carries no package prefix", "check nope\n", []string{`error: no lesson "nope" (there are: hello-gpu,`}},
+		{"a variant with spaces, escaped as Tab writes it", "open 11\ncheck --variant conv\\ alone\n", []string{"conv alone", "ok"}},
 	}
 	for _, tt := range tests {
 		out := transcript(t, tt.input)
@@ -116,6 +145,82 @@ func TestREPLCommands(t *testing.T) {
 		if tt.desc == "quit stops reading" && strings.Contains(out, "hello-gpu") {
 			t.Errorf("%s: commands after quit ran:\n%s", tt.desc, out)
 		}
+		// Package prefixes, and Go's own flag usage (single dashes).
+		for _, bad := range []string{"error: lessons: ", "error: cudarepl: ", "error: fusecmd: ", "Usage of"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: output has %q, which a learner should not meet:\n%s", tt.desc, bad, out)
+			}
+		}
+		if m := singleDashFlag.FindString(out); m != "" {
+			t.Errorf("%s: output has a flag with one dash, %q: the README writes two:\n%s", tt.desc, m, out)
+		}
+		if n := strings.Count(out, "has no flag"); n > 1 {
+			t.Errorf("%s: a bad flag is reported %d times, want once:\n%s", tt.desc, n, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if len(line) > 400 {
+				t.Errorf("%s: a line of %d characters echoes what was typed:\n%.200s…", tt.desc, len(line), line)
+			}
+		}
+	}
+}
+
+// TestLineWriter: readline gets whole lines, and the rest at Flush.
+func TestLineWriter(t *testing.T) {
+	var got []string
+	w := &lineWriter{w: writerFunc(func(p []byte) { got = append(got, string(p)) })}
+	fmt.Fprint(w, "a\tb")
+	fmt.Fprint(w, "\tc\nd")
+	fmt.Fprint(w, "e")
+	w.Flush()
+	if want := []string{"a\tb\tc\n", "de"}; !slices.Equal(got, want) {
+		t.Errorf("writes = %q, want %q", got, want)
+	}
+}
+
+// writerFunc is an io.Writer that hands each write to f.
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// TestAligned: the columns of 'help' and 'lessons' line up, however long
+// a lesson's name or a command's arguments.
+func TestAligned(t *testing.T) {
+	out := transcript(t, "help\nlessons\n")
+	col := map[string][]int{} // the column each table's second field starts at, per row
+	for _, line := range strings.Split(out, "\n") {
+		for _, c := range commands {
+			if strings.HasPrefix(line, "  "+c.name+" ") {
+				col["help"] = append(col["help"], len([]rune(line))-len([]rune(c.short)))
+			}
+		}
+		for _, l := range lessons.All() {
+			if strings.HasPrefix(strings.TrimLeft(line, " "), strconv.Itoa(l.Number)+"  "+l.Slug+" ") {
+				col["lessons"] = append(col["lessons"], strings.Index(line, l.Title))
+			}
+		}
+	}
+	for name, cs := range col {
+		if len(cs) < 10 || slices.Min(cs) != slices.Max(cs) {
+			t.Errorf("%s's columns start at %v, want one column:\n%s", name, cs, out)
+		}
+	}
+}
+
+// TestREPLHome: a path that starts with ~ is the home folder's, as a shell
+// would have it.
+func TestREPLHome(t *testing.T) {
+	replayOnly(t)
+	home := workspace(t)
+	foreign, err := os.ReadFile("../../lessons/02-vector-add/testdata/foreign.cu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(home, "foreign.cu"), foreign, 0o644)
+	var out bytes.Buffer
+	runREPL(io.NopCloser(strings.NewReader("open 2\ncheck ~/foreign.cu\ncheck --kernel ~/foreign.cu\n")), &out, &out, false, nil)
+	if n := strings.Count(out.String(), "vector_add was not judged"); n != 2 {
+		t.Errorf("check ~/foreign.cu judged it %d times, want 2:\n%s", n, out.String())
 	}
 }
 
@@ -210,7 +315,7 @@ func TestCompleter(t *testing.T) {
 	}
 	defer s.close()
 	r := &repl{s: s, out: io.Discard}
-	c := r.completer()
+	c := completer{r}
 	var slugs []string // every lesson, in course order
 	for _, l := range lessons.All() {
 		slugs = append(slugs, l.Slug+" ")
@@ -244,6 +349,46 @@ func TestCompleter(t *testing.T) {
 	}
 	if strings.Join(cands, "|") != "1 |2 |3 |3_restrict " {
 		t.Errorf("complete \"run vadd_v\" with vector-add open = %q", cands)
+	}
+	if got, _ := c.Do([]rune("show kernel vadd_v3"), 19); len(got) != 2 || string(got[0]) != " " || string(got[1]) != "_restrict " {
+		t.Errorf("complete \"show kernel vadd_v3\" with vector-add open = %q", got)
+	}
+	// With lesson 14 open: names with spaces, flags and their values, files.
+	r.lesson, _ = lessons.Find("flash-attention")
+	for _, tt := range []struct {
+		line string
+		want []string
+	}{
+		{"run cuDNN S", []string{"DPA "}},
+		{"run chain", []string{" (lesson 13) "}},
+		{`run "cuDNN`, []string{` SDPA" `}},
+		{"check --", []string{"all ", "kernel ", "like ", "sanitize ", "variant "}},
+		{"check --sanitize r", []string{"acecheck "}},
+		{"check --variant cuDNN", []string{`\ SDPA `}},
+		{"check --variant chain", []string{`\ (lesson\ 13) `}},
+		{`check --variant "chain`, []string{` (lesson 13)" `}},
+		{"check 13 --variant chain,", []string{`\ scale\ in\ α `}},
+		{"check ../../lessons/02-vector-add/testdata/fo", []string{"reign.cu "}},
+		{"check --kernel ../../lessons/02-vector-add/test", []string{"data/"}},
+		{"profile --st", []string{"ep "}},
+		{"fuse --", []string{"n "}},
+		{"step 1", []string{" ", "0 ", "1 "}},
+	} {
+		got, _ := c.Do([]rune(tt.line), len([]rune(tt.line)))
+		var cands []string
+		for _, g := range got {
+			cands = append(cands, string(g))
+		}
+		if strings.Join(cands, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("complete %q with flash-attention open = %q, want %q", tt.line, cands, tt.want)
+		}
+		// What Tab writes, splitLine reads back as the whole name.
+		if len(tt.want) == 1 && strings.HasPrefix(tt.line, "check --variant") {
+			words, err := splitLine(tt.line + tt.want[0])
+			if err != nil || !slices.Contains([]string{"cuDNN SDPA", "chain (lesson 13)"}, words[len(words)-1]) {
+				t.Errorf("splitLine(%q) = %q, %v: Tab's completion does not read back", tt.line+tt.want[0], words, err)
+			}
+		}
 	}
 }
 
@@ -300,10 +445,11 @@ func TestFakeTerminal(t *testing.T) {
 	history := filepath.Join(ws, "history")
 	out := fakeTerminal(t, history,
 		"lessons\r",
-		"ope\t2\r",     // Tab completes "open "
-		"\x03",         // Ctrl-C at the prompt: a hint, not an exit
-		"frobnicate\r", // a bad command
-		"\x04",         // Ctrl-D quits
+		"ope\t2\r",                    // Tab completes "open "
+		"\x03",                        // Ctrl-C at the prompt: a hint, not an exit
+		"frobnicate\r",                // a bad command
+		strings.Repeat("y", 600)+"\r", // too long to keep in history
+		"\x04",                        // Ctrl-D quits
 	)
 	for _, want := range []string{"cudarepl> ", "2  vector-add", "Lesson 2 · Vector add", "vector-add 1/11> ", "(Ctrl-D or 'quit' leaves)", `unknown command "frobnicate"`} {
 		if !strings.Contains(out, want) {
@@ -313,6 +459,9 @@ func TestFakeTerminal(t *testing.T) {
 	h, _ := os.ReadFile(history)
 	if !strings.Contains(string(h), "open 2") {
 		t.Errorf("history file holds %q, want it to have \"open 2\"", h)
+	}
+	if strings.Contains(string(h), "yyyy") {
+		t.Errorf("history file keeps a line of 600 characters:\n%.200s", h)
 	}
 	// A second session recalls the first one's last command with ↑.
 	out = fakeTerminal(t, history, "\x1b[A\r", "\x04")
@@ -346,7 +495,7 @@ func TestREPLEditKernel(t *testing.T) {
 	if !strings.Contains(out, "vadd_v1 was not judged") {
 		t.Errorf("an edited kernel without a GPU:\n%s", out)
 	}
-	if out := transcript(t, "open 2\nedit kernel nope\n"); !strings.Contains(out, `error: lessons: vector-add has no kernel "nope"`) {
+	if out := transcript(t, "open 2\nedit kernel nope\n"); !strings.Contains(out, `error: vector-add has no kernel "nope"`) {
 		t.Errorf("editing a kernel the lesson lacks:\n%s", out)
 	}
 	if _, err := nvrtc.Version(); err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -64,11 +66,33 @@ func cudaLibDirs() []string {
 }
 
 // HideEnv names the variable that makes cudarepl treat things that are
-// installed as if they were not: a comma-separated list of "driver",
-// "nvrtc", "cublas", "cudnn", "nvml", "sanitizer", "ncu" and "jupyter". It shows what a
-// machine without them gets (replay mode, kernels not compiled), and lets
-// a test run as it would on such a machine.
+// installed as if they were not: a comma-separated list of HideKeys. It
+// shows what a machine without them gets (replay mode, kernels not
+// compiled), and lets a test run as it would on such a machine.
 const HideEnv = "CUDAREPL_HIDE"
+
+// HideKeys are the names $CUDAREPL_HIDE knows: the key each library is
+// opened with (Open), and the programs cudarepl and its tests run.
+var HideKeys = []string{"driver", "nvrtc", "cublas", "cudnn", "nvml", "sanitizer", "ncu", "jupyter"}
+
+// CheckHidden returns an error naming what $CUDAREPL_HIDE holds that is
+// none of HideKeys, which would otherwise hide nothing, silently: a
+// misspelt "nvrct" leaves NVRTC in use.
+func CheckHidden() error {
+	var unknown []string
+	for _, h := range strings.Split(os.Getenv(HideEnv), ",") {
+		if h = strings.TrimSpace(h); h != "" && !slices.ContainsFunc(HideKeys, func(k string) bool { return strings.EqualFold(k, h) }) {
+			unknown = append(unknown, strconv.Quote(h))
+		}
+	}
+	switch len(unknown) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s=%s: %s is none of %s, so it hides nothing", HideEnv, os.Getenv(HideEnv), unknown[0], strings.Join(HideKeys, ", "))
+	}
+	return fmt.Errorf("%s=%s: %s are none of %s, so they hide nothing", HideEnv, os.Getenv(HideEnv), strings.Join(unknown, ", "), strings.Join(HideKeys, ", "))
+}
 
 // Hidden reports whether $CUDAREPL_HIDE names what, e.g. "nvrtc".
 func Hidden(what string) bool {
@@ -84,14 +108,12 @@ func Hidden(what string) bool {
 // loader's search path) and then each name in the toolkit's usual folders.
 // Failing, it returns an *UnavailableError that says "<what> (<names>)",
 // then "; <hint>" if there is one. key is the name $CUDAREPL_HIDE knows
-// the library by.
+// the library by; hidden by it, the error says so, and what would unhide
+// it, not how to install what may well be installed.
 func Open(key, what, hint string, names ...string) (*Library, error) {
 	if Hidden(key) {
-		reason := fmt.Sprintf("%s (hidden by %s=%s)", what, HideEnv, os.Getenv(HideEnv))
-		if hint != "" {
-			reason += "; " + hint
-		}
-		return nil, &UnavailableError{Reason: reason}
+		return nil, &UnavailableError{Reason: fmt.Sprintf("%s hidden by %s=%s (take %s out of it to use %s where it is installed)",
+			subject(what), HideEnv, os.Getenv(HideEnv), key, subject(what))}
 	}
 	var tried []string
 	var firstErr error
@@ -127,6 +149,14 @@ func Open(key, what, hint string, names ...string) (*Library, error) {
 		reason += "; " + hint
 	}
 	return nil, &UnavailableError{Reason: reason, Err: firstErr}
+}
+
+// subject is what Open looks for, from what it says when it is missing:
+// "NVRTC" from "NVRTC not found", "NVIDIA driver" from "no NVIDIA driver
+// found".
+func subject(what string) string {
+	what = strings.TrimSuffix(strings.TrimSuffix(what, " not found"), " found")
+	return strings.TrimPrefix(what, "no ")
 }
 
 // Bind registers each C symbol into its Go function pointer (a pointer to

@@ -1,6 +1,8 @@
 package all
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"cudarepl/lessons"
+	"cudarepl/nvrtc"
 )
 
 // TestEveryLessonIsComplete: prose for every step, at least one check and
@@ -70,5 +73,49 @@ func TestREADMELinks(t *testing.T) {
 		if matches, _ := filepath.Glob(filepath.Join("../..", m)); len(matches) == 0 {
 			t.Errorf("README names %s, which is not there", m)
 		}
+	}
+}
+
+// TestTrySizes: a kernel tried alone (a notebook's kernel cell, the REPL's
+// edit kernel) is timed at a size it accepts and that answered within a
+// tenth of a second a run where it was recorded: not a size its version
+// refuses, or one that ran out of memory, or one that took seconds.
+func TestTrySizes(t *testing.T) {
+	for _, c := range []struct{ lesson, kernel, want string }{
+		{"softmax", "softmax_v1", "1024×65536"},
+		{"softmax", "softmax_v5", "2048×32768"},
+		{"attention", "scale_h", "4×16×16384×64"},
+		{"flash-attention", "flash_v1", "4×16×4096×64"},
+		{"matmul", "matmul_v1", "4096×4096×4096"}, // its sweep's only size
+		{"vector-add", "vadd_v1", "n=67108864"},
+	} {
+		l, err := lessons.Find(c.lesson)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, size, ok := l.Tryable(c.kernel)
+		if !ok || size.String() != c.want {
+			t.Errorf("%s %s is tried at %v (%v), want %s", c.lesson, c.kernel, size, ok, c.want)
+		}
+	}
+}
+
+// TestTryEditNamesTheLearnersLine: a learner's edit of a course kernel that
+// does not compile is reported at the line of their own copy, under the
+// name they know it by, not at a line of the course's file.
+func TestTryEditNamesTheLearnersLine(t *testing.T) {
+	if _, err := nvrtc.Version(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	l, err := lessons.Find("vector-add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := "// mine\nextern \"C\" __global__ void vadd_v1(const float* a, const float* b, float* c, int n) {\n    int i = (blockIdx.x;\n    if (i < n) c[i] = a[i] + b[i];\n}\n"
+	var out bytes.Buffer
+	env := lessons.Replay(errors.New("no GPU"), lessons.View{Out: &out, Workspace: t.TempDir()})
+	env.TryEdit(l, lessons.Edit{Kernel: "vadd_v1", Code: code, File: "vadd_v1 in your cell"})
+	if !strings.Contains(out.String(), "gpu: nvrtc: vadd_v1 in your cell:3: ") || strings.Contains(out.String(), "vector_add.cu") || strings.Contains(out.String(), "_yours.cu") {
+		t.Errorf("a broken edit's error does not name the learner's line 3:\n%s", out.String())
 	}
 }
