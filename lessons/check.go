@@ -66,10 +66,13 @@ func (a *CheckStep) check(env *Env, l *Lesson, step string, p *Problem, shared, 
 		}
 		env.replayNote("these checks ran", rs)
 		env.showChecks(p, rs)
+		if env.canceled() != nil {
+			return rs, ErrStopped // Ctrl-C: no compile report after it
+		}
 		if !compile {
 			return rs, nil
 		}
-		return rs, compileOnly(env, l, p)
+		return rs, compileOnly(env, l, p, a.Impls)
 	})
 	return err
 }

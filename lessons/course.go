@@ -180,8 +180,15 @@ func (l *Lesson) findVariant(name string) (*Problem, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%s has no variants to run", l.Slug)
 	}
-	return nil, fmt.Errorf("%s has no variant %q (it has: %s)", l.Slug, name, NameList(names))
+	return nil, &NotFoundError{fmt.Sprintf("%s has no variant %q (it has: %s)", l.Slug, name, NameList(names))}
 }
+
+// NotFoundError is a name given to a lesson that it does not have (a
+// variant, a step to profile): the command line that gave it cannot be
+// run as written.
+type NotFoundError struct{ Msg string }
+
+func (e *NotFoundError) Error() string { return e.Msg }
 
 // RunVariant checks one impl at every check size of its problem: the
 // REPL's "run NAME". Any variant a step of the lesson runs can be named.

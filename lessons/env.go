@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"cudarepl/gpu"
@@ -45,6 +46,7 @@ type Session struct {
 	Results ResultSet
 
 	images   map[string]*nvrtc.Image // compiled, by source and names
+	imagesMu *sync.Mutex             // a compile Ctrl-C stopped may still be filling images
 	kernels  map[string]gpu.Kernel   // loaded on Dev, by source and name
 	ceilings map[string]Result       // measured on Dev, by name
 	noted    map[string]bool         // what was said once and need not be said again
@@ -57,7 +59,7 @@ type Session struct {
 
 // newSession returns a Session on dev (nil: replay, for the reason noGPU).
 func newSession(dev gpu.Device, noGPU error) *Session {
-	return &Session{Dev: dev, NoGPU: noGPU, images: map[string]*nvrtc.Image{}, kernels: map[string]gpu.Kernel{},
+	return &Session{Dev: dev, NoGPU: noGPU, images: map[string]*nvrtc.Image{}, imagesMu: new(sync.Mutex), kernels: map[string]gpu.Kernel{},
 		ceilings: map[string]Result{}, noted: map[string]bool{}}
 }
 
@@ -178,15 +180,47 @@ func (s *Session) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return s.com
 // compile is Compile, finding the C++ kernels names by their names too.
 func (s *Session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
 	key := src.Name + "\x00" + src.Code + "\x00" + strings.Join(names, "\x00")
-	if img, ok := s.images[key]; ok {
+	s.imagesMu.Lock()
+	img, ok := s.images[key]
+	s.imagesMu.Unlock()
+	if ok {
 		return img, nil
 	}
 	img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: s.arch(), Names: names})
 	if err != nil {
 		return nil, err
 	}
+	s.imagesMu.Lock()
 	s.images[key] = img
+	s.imagesMu.Unlock()
 	return img, nil
+}
+
+// Compile is Session.Compile, stopped by Ctrl-C (ErrStopped) within
+// moments: NVRTC cannot be interrupted, so a compile Ctrl-C stops goes on
+// alone, and what it makes is kept for the next time it is asked for.
+func (e *Env) Compile(src nvrtc.Source) (*nvrtc.Image, error) { return e.compile(src, nil) }
+
+// compile is Env.Compile, finding the C++ kernels names by their names too.
+func (e *Env) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
+	if e.Ctx == nil {
+		return e.Session.compile(src, names)
+	}
+	type compiled struct {
+		img *nvrtc.Image
+		err error
+	}
+	done := make(chan compiled, 1)
+	go func() {
+		img, err := e.Session.compile(src, names)
+		done <- compiled{img, err}
+	}()
+	select {
+	case c := <-done:
+		return c.img, c.err
+	case <-e.Ctx.Done():
+		return nil, ErrStopped
+	}
 }
 
 // Kernel compiles src and loads its kernel name on the GPU; the learner's

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -228,5 +229,23 @@ func TestTryLaunchedCarriesTheEdit(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "lib: ") || !strings.Contains(out.String(), "with yours") {
 		t.Errorf("TryEdit's output:\n%s", out.String())
+	}
+}
+
+// TestCompileStops: Ctrl-C (a cancelled context) stops a compile at once;
+// without one it compiles.
+func TestCompileStops(t *testing.T) {
+	if _, err := nvrtc.Version(); err != nil {
+		t.Skipf("needs NVRTC: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	src := nvrtc.Source{Name: "k.cu", Code: "extern \"C\" __global__ void k_stops(int* x) { x[0] = 1; }\n"}
+	stopped := Replay(nil, View{Out: io.Discard, Ctx: ctx})
+	if _, err := stopped.Compile(src); !errors.Is(err, ErrStopped) {
+		t.Errorf("a compile after Ctrl-C = %v, want ErrStopped", err)
+	}
+	if _, err := Replay(nil, View{Out: io.Discard}).Compile(src); err != nil {
+		t.Errorf("a compile with no Ctrl-C: %v", err)
 	}
 }

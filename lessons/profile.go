@@ -56,7 +56,7 @@ type profileTarget struct {
 func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
 	for _, v := range o.Variants {
 		if !slices.ContainsFunc(l.Variants(), func(im Impl) bool { return im.Name == v }) {
-			return nil, fmt.Errorf("lessons: %s has no variant %s to profile (it has: %s)", l.Slug, v, variantNames(l))
+			return nil, &NotFoundError{fmt.Sprintf("%s has no variant %s to profile (it has: %s)", l.Slug, v, variantNames(l))}
 		}
 	}
 	var ladders, others []profileTarget
@@ -106,11 +106,11 @@ func (l *Lesson) profileTargets(o ProfileOptions) ([]profileTarget, error) {
 	if len(out) == 0 {
 		switch {
 		case o.Step != 0 && len(chosen) > 0:
-			return nil, fmt.Errorf("lessons: step %d of %s does not run %s", o.Step, l.Slug, strings.Join(o.Variants, ", "))
+			return nil, &NotFoundError{fmt.Sprintf("step %d of %s does not run %s", o.Step, l.Slug, strings.Join(o.Variants, ", "))}
 		case o.Step != 0:
-			return nil, fmt.Errorf("lessons: step %d of %s is not a sweep of kernels to profile", o.Step, l.Slug)
+			return nil, &NotFoundError{fmt.Sprintf("step %d of %s is not a sweep of kernels to profile", o.Step, l.Slug)}
 		case o.Variants != nil:
-			return nil, fmt.Errorf("lessons: no sweep of %s that profile runs has %s", l.Slug, strings.Join(o.Variants, ", "))
+			return nil, &NotFoundError{fmt.Sprintf("no sweep of %s that profile runs has %s", l.Slug, strings.Join(o.Variants, ", "))}
 		}
 		return nil, fmt.Errorf("lessons: %s has no sweep of kernels to profile", l.Slug)
 	}
@@ -282,7 +282,7 @@ func (e *Env) wrapped(wrap *gpu.Wrapper) (*Env, *gpu.Worker, error) {
 		return nil, nil, err
 	}
 	s := newSession(w, nil)
-	s.images, s.noted, s.timeout, s.stderr = e.images, e.noted, e.timeout, e.stderr
+	s.images, s.imagesMu, s.noted, s.timeout, s.stderr = e.images, e.imagesMu, e.noted, e.timeout, e.stderr
 	return &Env{Session: s, View: e.View}, w, nil
 }
 

@@ -3,6 +3,7 @@ package lessons
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -81,7 +82,7 @@ func (c counters) limiter() string {
 	if best == "" {
 		return "–"
 	}
-	return fmt.Sprintf("%s (%.0f blocks/SM)", best, least)
+	return fmt.Sprintf("%s (%s/SM)", best, Count(int(math.Round(least)), "block"))
 }
 
 // stall is one warp-stall reason and how many warps waited for it per

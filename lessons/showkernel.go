@@ -335,12 +335,16 @@ func (e *Env) CompileHere(l *Lesson, file string) (img *nvrtc.Image, src nvrtc.S
 }
 
 // kernelNames is those of the kernels in file, in its order, that p's
-// versions run: a version's own kernel, or those a library version
-// launches beside the library; all of them where p names none.
-func (p *Problem) kernelNames(file []string) []string {
+// versions run (only those named in impls, where it names any): a
+// version's own kernel, or those a library version launches beside the
+// library; all of them where p names none.
+func (p *Problem) kernelNames(file, impls []string) []string {
 	var out []string
 	for _, name := range file {
 		for _, im := range p.Impls {
+			if len(impls) > 0 && !slices.Contains(impls, im.Name) {
+				continue
+			}
 			if !im.Library && im.Name == name || slices.Contains(im.Kernels, name) {
 				out = append(out, name)
 				break
@@ -355,7 +359,7 @@ func (p *Problem) kernelNames(file []string) []string {
 
 // compileOnly compiles the problem's kernels in replay mode and reports
 // them, or says why it cannot.
-func compileOnly(env *Env, l *Lesson, p *Problem) error {
+func compileOnly(env *Env, l *Lesson, p *Problem, impls []string) error {
 	if l.Kernels == "" && p.Kernels == "" {
 		return nil
 	}
@@ -364,7 +368,7 @@ func compileOnly(env *Env, l *Lesson, p *Problem) error {
 		return err
 	}
 	env.printf("Compiled here with NVRTC %s for %s:\n", img.NVRTC, img.Arch)
-	names := p.kernelNames(kernels.Names(src))
+	names := p.kernelNames(kernels.Names(src), impls)
 	width := 16
 	for _, name := range names {
 		width = max(width, len(name))

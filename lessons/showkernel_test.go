@@ -219,10 +219,10 @@ func TestHopperKernelsSaySoOnce(t *testing.T) {
 	if err := (&ShowKernel{Names: []string{"flash_v3"}}).Do(env, l, "A"); err != nil {
 		t.Fatal(err)
 	}
-	if err := compileOnly(env, l, &Problem{}); err != nil {
+	if err := compileOnly(env, l, &Problem{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := compileOnly(env, l, &Problem{}); err != nil {
+	if err := compileOnly(env, l, &Problem{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()

@@ -24,7 +24,22 @@ type cell struct {
 	ID             string         `json:"id"`
 	Metadata       map[string]any `json:"metadata"`
 	Outputs        []output       `json:"outputs"` // code cells only
-	Source         []string       `json:"source"`
+	Source         textLines      `json:"source"`
+}
+
+// textLines is a notebook's multi-line text: written as a list of lines, read
+// as one string too, which nbformat also allows (a notebook saved by
+// another tool).
+type textLines []string
+
+// UnmarshalJSON reads a list of strings, or one string.
+func (l *textLines) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*l = textLines{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
 }
 
 // MarshalJSON writes execution_count and outputs on code cells, where
@@ -42,7 +57,7 @@ func (c cell) MarshalJSON() ([]byte, error) {
 		CellType string         `json:"cell_type"`
 		ID       string         `json:"id"`
 		Metadata map[string]any `json:"metadata"`
-		Source   []string       `json:"source"`
+		Source   textLines      `json:"source"`
 	}{c.CellType, c.ID, c.Metadata, c.Source})
 }
 

@@ -403,3 +403,17 @@ func TestSizesStayInTheirCell(t *testing.T) {
 		t.Errorf("the pipeline's own sizes after another sweep's: %v", err)
 	}
 }
+
+// TestCellSourceAsOneString: a cell whose source is one string, as
+// nbformat allows and other tools write, reads as a list of lines does.
+func TestCellSourceAsOneString(t *testing.T) {
+	for _, src := range []string{`"a\nb"`, `["a\n", "b"]`} {
+		var c cell
+		if err := json.Unmarshal([]byte(`{"cell_type": "code", "source": `+src+`}`), &c); err != nil {
+			t.Fatalf("source %s: %v", src, err)
+		}
+		if got := strings.Join(c.Source, ""); got != "a\nb" {
+			t.Errorf("source %s reads as %q, want %q", src, got, "a\nb")
+		}
+	}
+}

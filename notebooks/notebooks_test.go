@@ -116,7 +116,9 @@ func goBin() string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// One line each, GOBIN's first and empty where it is unset: trimming
+	// the whole output would make GOPATH's line the first.
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) > 0 && strings.TrimSpace(lines[0]) != "" {
 		return strings.TrimSpace(lines[0])
 	}
@@ -313,5 +315,21 @@ func TestExecutedByRunValid(t *testing.T) {
 	}
 	if log, err := exec.Command(python, "-c", "import sys, nbformat; nbformat.validate(nbformat.read(sys.argv[1], as_version=4))", path).CombinedOutput(); err != nil {
 		t.Errorf("the executed notebook is not valid: %v\n%s", err, tail(string(log), 1500))
+	}
+}
+
+// TestGoBin: where go install puts a program, GOBIN or the first GOPATH's
+// bin (GOBIN unset prints an empty first line, which must stay first).
+func TestGoBin(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ gobin, gopath, want string }{
+		{"", dir, filepath.Join(dir, "bin")},
+		{filepath.Join(dir, "b"), dir, filepath.Join(dir, "b")},
+	} {
+		t.Setenv("GOBIN", c.gobin)
+		t.Setenv("GOPATH", c.gopath)
+		if got := goBin(); got != c.want {
+			t.Errorf("GOBIN=%q GOPATH=%q: goBin() = %q, want %q", c.gobin, c.gopath, got, c.want)
+		}
 	}
 }

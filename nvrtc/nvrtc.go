@@ -209,10 +209,10 @@ func newCompileError(name, log string, cause error) *CompileError {
 // diagnosticLine starts one diagnostic of NVRTC's log: file(line): kind.
 var diagnosticLine = regexp.MustCompile(`^(.*)\((\d+)\): (?:catastrophic )?(error|warning)`)
 
-// focus returns e as the author of file sees it: only the diagnostics
-// (each with the source line and caret NVRTC prints under it) on lines
-// of file, or, where none is, only the errors; the first error among
-// them, and file as the error's file where it has one there.
+// focus returns e as the author of file sees it: only the errors (each
+// with the source line and caret NVRTC prints under it) on lines of file,
+// or, where none is, the errors elsewhere; the first of them, and file as
+// the error's file where it has one there.
 func (e *CompileError) focus(file string) *CompileError {
 	type diag struct {
 		file, kind string
@@ -228,7 +228,10 @@ func (e *CompileError) focus(file string) *CompileError {
 			diags[len(diags)-1].text += "\n" + line
 		}
 	}
-	keep := func(d diag) bool { return d.file == file }
+	// The errors on the author's lines; where they have none (an error of
+	// theirs shows in the file's own code), the errors elsewhere. Warnings
+	// stay out: a compile that failed has errors to mend first.
+	keep := func(d diag) bool { return d.file == file && d.kind == "error" }
 	if !slices.ContainsFunc(diags, keep) {
 		keep = func(d diag) bool { return d.kind == "error" }
 	}

@@ -105,6 +105,9 @@ func exitStatus(stderr io.Writer, err error) int {
 	case errors.As(err, &ve):
 		fmt.Fprintf(stderr, "cudarepl: %s does not pass\n", ve.Verdict.Kernel)
 		return exitFailed
+	case errors.As(err, new(*lessons.NotFoundError)):
+		fmt.Fprintf(stderr, "cudarepl: %s\n", lessons.Message(err))
+		return exitUsage
 	case errors.As(err, &nj):
 		fmt.Fprintf(stderr, "cudarepl: %s was not judged, neither passed nor failed (exit status %d)\n", nj.v.Kernel, exitNotJudged)
 		return exitNotJudged
@@ -370,15 +373,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	v.Sizes, v.Rounds = sizes, b.rounds
 	fmt.Fprintln(stdout, s.banner())
 	if len(sizes) > 0 && !s.env.Live() {
+		s.env.ReplayNotice()
 		fmt.Fprintln(stdout, replaySizesNote(pos[1:]))
 	}
 	err = measure(s.env.WithView(v))
 	return saveResults(expandHome(b.json), s.env.Results, err, stdout)
 }
 
-// replaySizesNote says that sizes given in replay are not what is shown.
+// replaySizesNote says that sizes given in replay are not what is shown,
+// after the notice of why there is no GPU (Env.ReplayNotice).
 func replaySizesNote(sizes []string) string {
-	return fmt.Sprintf("No GPU here: replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.", clip(strings.Join(sizes, ", "), 60))
+	return fmt.Sprintf("Replay shows the sizes recorded on the reference GPU; %s would be measured on a GPU.", clip(strings.Join(sizes, ", "), 60))
 }
 
 // saveResults writes set to path, where path is set and set holds

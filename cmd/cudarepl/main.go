@@ -64,9 +64,11 @@ Without a GPU every lesson runs in replay mode, with results recorded on
 reference GPUs ('cudarepl device' names them). Exercise copies live in
 $CUDAREPL_WORKSPACE (default ~/cudarepl); figures go to <workspace>/plots.
 
-Exit status: 0 passed (or nothing to judge), 1 a check or a verdict failed,
-2 a command line that cannot be run as written, 3 a kernel that was not
-judged: it compiled at most, and never ran (no GPU here, or no NVRTC).
+Exit status: 0 passed (or nothing to judge), 1 a check or a verdict failed
+or the command could not do its work here (--json with no GPU to measure),
+2 a command line that cannot be run as written (an unknown flag, lesson,
+variant or step), 3 a kernel that was not judged: it compiled at most, and
+never ran (no GPU here, or no NVRTC).
 `
 
 func main() {
@@ -133,6 +135,9 @@ func cmdHelp(args []string, stdout io.Writer) error {
 		return nil
 	case 1:
 		c, ok := findSubcommand(args[0])
+		if _, inREPL := findCommand(args[0]); !ok && inREPL {
+			return usageError{fmt.Sprintf("%s is a command of the REPL: start cudarepl, then type 'help %s'", args[0], args[0])}
+		}
 		if !ok {
 			return usageError{fmt.Sprintf("no command %q: 'cudarepl help' lists them", clip(args[0], 40))}
 		}

@@ -29,6 +29,7 @@ func TestRun(t *testing.T) {
 			"Usage:\n  cudarepl check --all\n", ""},
 		{"a command's --help is its help", []string{"bench", "--help"}, 0, "  --step N ", ""},
 		{"help of a command that does not exist", []string{"help", "nope"}, 2, "", `cudarepl: no command "nope": 'cudarepl help' lists them`},
+		{"help of a command of the REPL", []string{"help", "fuse"}, 2, "", "fuse is a command of the REPL: start cudarepl, then type 'help fuse'"},
 		{"version names the driver, NVRTC and cuBLAS", []string{"version"}, 0, "cudarepl 0.1.0-dev", ""},
 		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 	}
@@ -97,13 +98,16 @@ func TestCommandLines(t *testing.T) {
 			"cudarepl: size 2^20 has 1 number, and launch-and-graphs measures sizes of 2 numbers, like 1x4096 or 1000x4096\n"},
 		{"a size too large says so", []string{"bench", "matmul", "2^99"}, 2, "", `cudarepl: size "2^99": too large: a size's numbers go up to 2^40`},
 		{"sizes in replay are said to be not what is shown", []string{"bench", "vector-add", "1M"}, 0,
-			"No GPU here: replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU.", ""},
+			"Replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU.", ""},
 		{"a kernel file under ~ is found", []string{"check", "2", "--kernel=~/foreign.cu"}, exitNotJudged, "vector_add was not judged", ""},
 		{"profile needs a lesson", []string{"profile"}, 2, "", "usage: cudarepl profile <lesson>"},
 		{"profile --variant needs --kernel", []string{"profile", "2", "--variant", "x"}, 2, "", "usage: cudarepl profile"},
 		{"profile --json without a GPU", []string{"profile", "2", "--json", "/tmp/x.json"}, 1, "", "--json: no GPU here"},
-		{"profile an unknown variant", []string{"profile", "2", "vadd_v9"}, 1, "", "vector-add has no variant vadd_v9 to profile"},
-		{"profile --step of prose", []string{"profile", "2", "--step", "1"}, 1, "", "step 1 of vector-add is not a sweep"},
+		{"profile an unknown variant", []string{"profile", "2", "vadd_v9"}, 2, "", "vector-add has no variant vadd_v9 to profile"},
+		{"profile --step of prose", []string{"profile", "2", "--step", "1"}, 2, "", "step 1 of vector-add is not a sweep"},
+		{"check an unknown version", []string{"check", "2", "--variant", "vadd_v9"}, 2, "", `vector-add has no variant "vadd_v9"`},
+		{"--like a version of other parameters", []string{"check", "14", "--kernel", "../../lessons/14-flash-attention/testdata/solution.cu", "--like", "flash_v3"}, 2, "", "flash_exercise takes (const float*"},
+		{"one version's many checks are listed, not summed up", []string{"check", "14", "--variant", "flash_v2"}, 0, "flash_v2  B=1 H=4 S=1000 d=128, causal", ""},
 		{"profile a file without a GPU", []string{"profile", "2", "--kernel", "../../lessons/02-vector-add/testdata/solution.cu"}, 1, "", "profiling solution.cu needs a GPU and Nsight Compute"},
 	}
 	for _, tt := range tests {

@@ -465,6 +465,7 @@ func (r *repl) bench(env *lessons.Env, args []string) error {
 			return err
 		}
 		if !env.Live() {
+			env.ReplayNotice()
 			fmt.Fprintln(r.out, replaySizesNote(args))
 		}
 	}

@@ -108,7 +108,7 @@ func TestREPLCommands(t *testing.T) {
 		{"show a helper a kernel calls", "open 5\nshow kernel tc_v3\n", []string{"// tc_v3 is matmul_tc_v3 for fp16 or bf16", "template <bool BF16>"}},
 		{"show a helper of the course header", "open 5\nshow kernel mbar_wait\n", []string{"// mbar_wait spins until", "} while (!done);\n}"}},
 		{"run a variant of another step's problem", "open 5\nrun matmul_tc_v3\n", []string{"these checks ran replayed", "matmul_tc_v3  16×8×16"}},
-		{"bench sizes in replay", "open 2\nbench 1M\n", []string{"replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU"}},
+		{"bench sizes in replay", "open 2\nbench 1M\n", []string{"Replay shows the sizes recorded on the reference GPU; 1M would be measured on a GPU"}},
 		{"a summary of many checks names 'run' in the open lesson", "open 14\ncheck\n", []string{"'run flash_v1' lists one version's checks"}},
 		{"a summary of another lesson names check --variant", "open 2\ncheck 14\n", []string{"'check flash-attention --variant flash_v1' lists one version's checks"}},
 		{"check one version", "check 2 --variant vadd_v2\n", []string{"vadd_v2  n=1048583", "ok"}},
