@@ -206,6 +206,9 @@ func (e *Env) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error) {
 	if e.Ctx == nil {
 		return e.Session.compile(src, names)
 	}
+	if e.canceled() != nil {
+		return nil, ErrStopped
+	}
 	type compiled struct {
 		img *nvrtc.Image
 		err error
