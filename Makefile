@@ -14,6 +14,17 @@ build:
 run: build
 	./build/cudarepl $(ARGS)
 
+## cross: the client for every system it runs on, with CGO_ENABLED=0, into
+## build/cudarepl-<os>-<arch> (.exe for Windows); scripts/ci/cross.sh also vets each
+CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/arm64 darwin/amd64 windows/amd64
+.PHONY: cross
+cross:
+	@set -e; for t in $(CROSS_TARGETS); do \
+	  os=$${t%/*}; arch=$${t#*/}; out=build/cudarepl-$$os-$$arch; [ "$$os" != windows ] || out=$$out.exe; \
+	  echo "GOOS=$$os GOARCH=$$arch $(GO) build -o $$out ./cmd/cudarepl"; \
+	  GOOS=$$os GOARCH=$$arch $(GO) build -o $$out ./cmd/cudarepl; \
+	done
+
 ## test: every test that needs no GPU (what CI runs); the notebooks run when GoNB is installed.
 ## What needs NVRTC, Jupyter or a GPU and is missing is skipped, and listed at the end with why.
 test:
@@ -67,6 +78,16 @@ notebook:
 	  echo "gopls is not installed: the notebooks run without it; 'go install golang.org/x/tools/gopls@latest' adds completion in Jupyter."; \
 	echo "Open the lessons:  jupyter notebook notebooks/   (or: jupyter lab notebooks/, where JupyterLab is installed)"; \
 	echo "Run the first cell of a notebook, then the others in order."
+
+## classroom: as root on a GPU server, a class of LEARNERS (30) behind JupyterHub, each with their
+## own account, GoNB kernel, workspace and worker, a device-memory budget (MEM_LIMIT, e.g. 4GiB;
+## the GPU shared out when unset) and GPUS (e.g. 0,1) shared out in turn; more options in
+## CLASSROOM_ARGS (scripts/classroom/setup.sh --help). docs/classroom.md says what it does.
+LEARNERS ?= 30
+.PHONY: classroom
+classroom:
+	GO="$$(command -v $(GO) || true)" scripts/classroom/setup.sh --learners $(LEARNERS) \
+	  $(if $(MEM_LIMIT),--mem-limit $(MEM_LIMIT)) $(if $(GPUS),--gpus $(GPUS)) $(CLASSROOM_ARGS)
 
 ## lint: gofmt and go vet, GPU tests included
 lint:

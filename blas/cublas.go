@@ -39,7 +39,8 @@ func Version() (string, error) {
 
 var loadCUBLAS = sync.OnceValues(func() (*cublasAPI, error) {
 	lib, err := dl.Open("cublas", "cuBLAS not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
-		"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so")
+		"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so",
+		"cublas64_13.dll", "cublas64_12.dll", "cublas64_11.dll")
 	if err != nil {
 		return nil, err
 	}

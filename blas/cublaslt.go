@@ -33,7 +33,8 @@ type cublasLtAPI struct {
 
 var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
 	lib, err := dl.Open("cublas", "cuBLASLt not found", "install the CUDA toolkit's cuBLAS or set CUDA_PATH",
-		"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so")
+		"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so",
+		"cublasLt64_13.dll", "cublasLt64_12.dll", "cublasLt64_11.dll")
 	if err != nil {
 		return nil, err
 	}

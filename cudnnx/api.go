@@ -49,7 +49,7 @@ type cudnnAPI struct {
 
 var loadCUDNN = sync.OnceValues(func() (*cudnnAPI, error) {
 	lib, err := dl.Open("cudnn", "cuDNN 9 not found", "install cuDNN 9 (libcudnn9-cuda-12 or -13) or put libcudnn.so.9 on LD_LIBRARY_PATH",
-		"libcudnn.so.9", "libcudnn.so")
+		"libcudnn.so.9", "libcudnn.so", "cudnn64_9.dll")
 	if err != nil {
 		return nil, err
 	}

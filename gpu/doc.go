@@ -20,8 +20,16 @@
 // that opens a worker imports package worker, which makes it able to serve
 // as one ([ServeWorker]).
 //
-// What the package does not do: it compiles no kernel (package nvrtc does,
-// into the [nvrtc.Image] that [Device.LoadKernel] takes), and it knows no
+// The worker may run on another machine, the one with the GPU: [Options]
+// Remote (or $CUDAREPL_REMOTE, $CUDAREPL_WORKER_CMD) starts it through ssh
+// or any command that gives its pipe, where `cudarepl worker`
+// ([ServeRemote]) serves it on stdin and stdout. A remote worker compiles
+// kernels with that machine's NVRTC ([Worker.Compile]); a lost connection
+// is a [ConnectionError], and the next command connects again.
+//
+// What the package does not do: it does not compile a kernel for a local
+// worker (package nvrtc does, into the [nvrtc.Image] that
+// [Device.LoadKernel] takes; a remote worker calls nvrtc there), and it knows no
 // vendor library or tool by name. cuBLAS (package blas) and cuDNN (package
 // cudnnx) add their work as [Op]s and [Request]s that prepare themselves
 // against an [Exec], and register their types with [RegisterLibrary] from

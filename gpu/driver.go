@@ -96,7 +96,7 @@ type driverAPI struct {
 }
 
 var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
-	lib, err := dl.Open("driver", "no NVIDIA driver found", "", "libcuda.so.1")
+	lib, err := dl.Open("driver", "no NVIDIA driver found", "", "libcuda.so.1", "nvcuda.dll")
 	if err != nil {
 		return nil, err
 	}

@@ -196,33 +196,49 @@ func (c *Context) bench(b Bench) (t Timing, err error) {
 	defer d.cuEventDestroy(start)
 	defer d.cuEventDestroy(end)
 
-	sampling := c.sampleConditions(b)
-	defer func() { t.Conditions, t.Trace = sampling.finish() }()
+	// The repetitions take turns with other processes' on this GPU (a
+	// class that shares it): what is above times nothing and does not
+	// wait for them, nor do checks, which take no turn.
+	total := b.Warmup + b.Reps
+	err = timed("bench "+b.Name, c.info.PCIAddress, func() { b.report(0, total) }, func() error {
+		sampling := c.sampleConditions(b)
+		defer func() { t.Conditions, t.Trace = sampling.finish() }()
+		return c.repeat(b, runs, flush, start, end, sampling, &t)
+	})
+	return t, err
+}
+
+// repeat runs b's warm-up and timed repetitions, repetition i running
+// runs[i%len(runs)] between the events start and end, after a flush
+// where there is one; it adds the times to t and tells sampling when each
+// timed one ended. On the GPU thread.
+func (c *Context) repeat(b Bench, runs []prepared, flush func() error, start, end uintptr, sampling *sampler, t *Timing) error {
+	d := c.d
 	total := b.Warmup + b.Reps
 	for i := 0; i < total; i++ {
 		if flush != nil {
 			if err := flush(); err != nil {
-				return t, err
+				return err
 			}
 		}
 		if err := d.check(d.cuEventRecord(start, c.stream), "cuEventRecord", ""); err != nil {
-			return t, err
+			return err
 		}
 		t0 := time.Now()
 		err := runs[i%len(runs)].enqueue()
 		host := time.Since(t0)
 		if err != nil {
-			return t, err
+			return err
 		}
 		if err := d.check(d.cuEventRecord(end, c.stream), "cuEventRecord", ""); err != nil {
-			return t, err
+			return err
 		}
 		if err := d.check(d.cuEventSynchronize(end), "cuEventSynchronize", "after "+b.Name); err != nil {
-			return t, err
+			return err
 		}
 		var ms float32
 		if err := d.check(d.cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime", ""); err != nil {
-			return t, err
+			return err
 		}
 		if i >= b.Warmup {
 			t.Device = append(t.Device, time.Duration(float64(ms)*1e6))
@@ -231,11 +247,17 @@ func (c *Context) bench(b Bench) (t Timing, err error) {
 				t.Host = append(t.Host, host)
 			}
 		}
-		if b.Progress != nil {
-			b.Progress(i+1, total)
-		}
+		b.report(i+1, total)
 	}
-	return t, nil
+	return nil
+}
+
+// report tells b.Progress, where there is one, that done of total
+// repetitions are done.
+func (b *Bench) report(done, total int) {
+	if b.Progress != nil {
+		b.Progress(done, total)
+	}
 }
 
 // l2FlushPTX is the flush kernel, l2flush.cu compiled to PTX, which the

@@ -140,6 +140,9 @@ func (x *Exec) Sync(detail string) error { return x.c.sync(detail) }
 // workspace (cuMemAlloc_v2). A step that uses it lists it in its Uses, as
 // any memory: a graph that captured the step is refused once it is freed.
 func (x *Exec) Alloc(bytes int64, what string) (DevicePtr, error) {
+	if err := x.c.admit(bytes, what); err != nil { // the worker's budget, CUDAREPL_MEM_LIMIT
+		return 0, err
+	}
 	var p uint64
 	if err := x.c.d.check(x.c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%s of %d bytes", what, bytes)); err != nil {
 		return 0, err

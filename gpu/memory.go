@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"syscall"
 	"unsafe"
 )
 
@@ -59,24 +58,36 @@ func Download[T Element](d Device, src DevicePtr, n int) ([]T, error) {
 	return v, d.Read(asBytes(v), src)
 }
 
-// MemInfo returns the free and total device memory in bytes (cuMemGetInfo_v2).
+// MemInfo returns the free and total device memory in bytes
+// (cuMemGetInfo_v2). Under a budget (MemLimitEnv) the device looks as
+// large as the budget, and what is left of it is free where the device
+// has that much free.
 func (c *Context) MemInfo() (free, total int64, err error) {
+	b, err := processBudget()
+	if err != nil {
+		return 0, 0, err
+	}
 	err = c.do(func() error {
 		var f, t uint64
 		err := c.d.check(c.d.cuMemGetInfo(&f, &t), "cuMemGetInfo_v2", "")
-		free, total = int64(f), int64(t)
+		free, total = b.view(int64(f), int64(t), c.allocated())
 		return err
 	})
 	return free, total, err
 }
 
-// Alloc allocates bytes of device memory (cuMemAlloc_v2).
+// Alloc allocates bytes of device memory (cuMemAlloc_v2). Past the
+// process's budget (MemLimitEnv) it returns a *BudgetError and allocates
+// nothing.
 func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
 	if bytes <= 0 {
 		return 0, fmt.Errorf("gpu: alloc %d bytes: size must be positive", bytes)
 	}
 	var p uint64
 	err := c.do(func() error {
+		if err := c.admit(bytes, "alloc"); err != nil {
+			return err
+		}
 		if err := c.d.check(c.d.cuMemAlloc(&p, uint64(bytes)), "cuMemAlloc_v2", fmt.Sprintf("%d bytes", bytes)); err != nil {
 			return err
 		}
@@ -163,7 +174,7 @@ func (c *Context) AllocHost(bytes int64, pinned bool) (HostPtr, error) {
 			return nil
 		}
 		// Pageable memory outside the Go heap, so its address never moves.
-		mem, err := syscall.Mmap(-1, 0, int(bytes), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+		mem, err := mapHost(int(bytes))
 		if err != nil {
 			return fmt.Errorf("gpu: alloc host %d bytes: %w", bytes, err)
 		}
@@ -190,7 +201,7 @@ func (c *Context) freeHost(p HostPtr, h hostAlloc) error {
 	if h.pinned {
 		return c.d.check(c.d.cuMemFreeHost(unsafe.Pointer(&h.mem[0])), "cuMemFreeHost", "")
 	}
-	return syscall.Munmap(h.mem)
+	return unmapHost(h.mem)
 }
 
 // hostSlice returns n bytes of host memory at p+off, checked against its allocation.

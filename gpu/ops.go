@@ -291,6 +291,9 @@ func (a AllocSlot) Prepare(x *Exec) (Step, error) {
 	if a.Pool && d.cuMemAllocAsync == nil {
 		return Step{}, errors.New("gpu: this driver has no stream-ordered allocator (cuMemAllocAsync, CUDA 11.2 or newer)")
 	}
+	if err := c.admit(a.Bytes, a.Name()); err != nil { // the worker's budget, CUDAREPL_MEM_LIMIT
+		return Step{}, err
+	}
 	return Step{NoCapture: notCapturable(a.Name()), Enqueue: func() error {
 		if _, ok := c.slots[a.Slot]; ok {
 			return fmt.Errorf("gpu: %s: the slot still holds memory; free it first", a.Name())

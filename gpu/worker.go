@@ -32,15 +32,23 @@ type Options struct {
 	// compute-sanitizer, a profiler. Worker.WrapperLogs collects what it
 	// wrote.
 	Wrap *Wrapper
+	// Remote, if set, runs every worker process elsewhere, through a
+	// command whose stdin and stdout are its pipe (SSH, WorkerCommand);
+	// when nil, where $CUDAREPL_WORKER_CMD or $CUDAREPL_REMOTE say
+	// (RemoteFromEnv), else here. A Wrapper then runs there too.
+	Remote *Remote
 
 	backend string // what the worker serves; "gpu" when empty (tests use fakes)
 }
 
 // Worker is a Device whose calls run in a child process: the running
-// executable started again as a worker. When a call faults, passes the time
-// limit or kills the worker, the call returns a *WorkerError and a fresh
-// worker is started; kernels loaded before are loaded again on their next
-// use, device memory and graphs are gone.
+// executable started again as a worker, here or, with Options.Remote, on
+// another host (where its kernels also compile: Compile). When a call
+// faults, passes the time limit or kills the worker, the call returns a
+// *WorkerError and a fresh worker is started; kernels loaded before are
+// loaded again on their next use, device memory and graphs are gone. A
+// remote worker whose connection is lost returns a *ConnectionError
+// instead, and connects again after Reconnect.
 type Worker struct {
 	opts Options
 
@@ -55,6 +63,10 @@ type Worker struct {
 	closed   bool
 	logDir   string // where the wrapper writes one log per worker process
 	started  int    // worker processes started, for LogStart
+	lost     error  // a remote worker's connection was lost: calls fail with it until Reconnect
+
+	logsMu     sync.Mutex
+	remoteLogs []string // what wrappers around remote workers wrote, as their hosts sent it
 }
 
 // proc is one running worker process.
@@ -65,7 +77,8 @@ type proc struct {
 	bw      *bufio.Writer
 	replies chan reply // closed when the worker's pipe ends
 	exited  chan struct{}
-	waitErr error // set before exited closes
+	waitErr error       // set before exited closes
+	remote  *remoteConn // the connection to a worker elsewhere; nil for a child of this process
 }
 
 // Open starts a worker process for GPU 0 and returns it once the worker has
@@ -85,15 +98,22 @@ func Open(opts ...Options) (*Worker, error) {
 	if o.backend == "" {
 		o.backend = "gpu"
 	}
-	if !serves.Load() {
+	if o.Remote == nil {
+		r, err := RemoteFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		o.Remote = r
+	}
+	if o.Remote == nil && !serves.Load() {
 		return nil, fmt.Errorf("gpu: this program cannot start itself as a GPU worker: its main package must import cudarepl/worker " +
 			"(a test of a package below it calls gpu.ServeWorker from TestMain)")
 	}
 	w := &Worker{opts: o, images: map[string]*nvrtc.Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
-	if o.Wrap != nil {
-		if o.Wrap.Slowdown > 1 {
-			w.opts.Timeout = max(time.Duration(o.Wrap.Slowdown)*o.Timeout, 2*time.Minute)
-		}
+	if o.Wrap != nil && o.Wrap.Slowdown > 1 {
+		w.opts.Timeout = max(time.Duration(o.Wrap.Slowdown)*o.Timeout, 2*time.Minute)
+	}
+	if o.Wrap != nil && o.Remote == nil { // a remote worker's host keeps its logs, and sends them
 		dir, err := os.MkdirTemp("", "cudarepl-wrapper-")
 		if err != nil {
 			return nil, fmt.Errorf("gpu: %s's log folder: %w", o.Wrap.Name, err)
@@ -112,42 +132,87 @@ func Open(opts ...Options) (*Worker, error) {
 // helloTimeout bounds a worker's start: loading the driver and cuInit.
 const helloTimeout = 60 * time.Second
 
-// start runs a new worker process and reads its hello.
+// start runs a new worker process, here or where the Remote says, and
+// reads its hello.
 func (w *Worker) start() (*proc, DeviceInfo, error) {
+	w.started++
+	var p *proc
+	var err error
+	if w.opts.Remote != nil {
+		p, err = w.startRemote()
+	} else {
+		p, err = w.startLocal()
+	}
+	if err != nil {
+		return nil, DeviceInfo{}, err
+	}
+	select {
+	case r, ok := <-p.replies:
+		if !ok {
+			p.kill()
+			return nil, DeviceInfo{}, p.endedBeforeHello()
+		}
+		if err := r.Err.err(); err != nil {
+			p.stop()
+			return nil, DeviceInfo{}, p.where(err)
+		}
+		return p, r.Info, nil
+	case <-time.After(helloTimeout):
+		p.kill()
+		return nil, DeviceInfo{}, fmt.Errorf("gpu: worker did not open the device within %s", helloTimeout)
+	}
+}
+
+// startLocal starts the running executable again as a worker, its pipes
+// on fds 3 and 4, under the Wrapper if there is one.
+func (w *Worker) startLocal() (*proc, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
+		return nil, fmt.Errorf("gpu: start worker: %w", err)
 	}
+	argv := []string{exe}
+	if wr := w.opts.Wrap; wr != nil {
+		argv = wrapArgv(wr.Argv, exe, w.logDir, w.started)
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return nil, fmt.Errorf("gpu: start the worker under %s: %w", wr.Name, err)
+		}
+	}
+	cmd, calls, replies, err := spawn(argv, []string{workerEnv + "=" + w.opts.backend}, w.opts.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	return newProc(cmd, calls, replies, nil), nil
+}
+
+// wrapArgv is a wrapper's command line around the worker exe, with LogDir
+// and LogStart filled in: the log folder, and the number of the worker
+// process.
+func wrapArgv(wrap []string, exe, logDir string, started int) []string {
+	argv := append(slices.Clone(wrap), exe)
+	for i, a := range argv {
+		a = strings.ReplaceAll(a, LogDir, logDir)
+		argv[i] = strings.ReplaceAll(a, LogStart, fmt.Sprintf("%03d", started))
+	}
+	return argv
+}
+
+// spawn starts argv as a worker process with env added to this one's,
+// its calls pipe on fd 3 and its replies pipe on fd 4, its output to
+// stderr, and returns the other ends of the pipes.
+func spawn(argv, env []string, stderr io.Writer) (*exec.Cmd, *os.File, *os.File, error) {
 	callsR, callsW, err := os.Pipe()
 	if err != nil {
-		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
+		return nil, nil, nil, fmt.Errorf("gpu: start worker: %w", err)
 	}
 	repliesR, repliesW, err := os.Pipe()
 	if err != nil {
 		callsR.Close()
 		callsW.Close()
-		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker: %w", err)
-	}
-	argv := []string{exe}
-	w.started++
-	if wr := w.opts.Wrap; wr != nil {
-		argv = append(slices.Clone(wr.Argv), exe)
-		for i, a := range argv {
-			a = strings.ReplaceAll(a, LogDir, w.logDir)
-			argv[i] = strings.ReplaceAll(a, LogStart, fmt.Sprintf("%03d", w.started))
-		}
-		if _, err := exec.LookPath(argv[0]); err != nil {
-			callsR.Close()
-			callsW.Close()
-			repliesR.Close()
-			repliesW.Close()
-			return nil, DeviceInfo{}, fmt.Errorf("gpu: start the worker under %s: %w", wr.Name, err)
-		}
+		return nil, nil, nil, fmt.Errorf("gpu: start worker: %w", err)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), workerEnv+"="+w.opts.backend)
-	cmd.ExtraFiles = []*os.File{callsR, repliesW} // fd 3, fd 4
-	cmd.Stdout, cmd.Stderr = w.opts.Stderr, w.opts.Stderr
+	cmd.Env = append(os.Environ(), env...)
+	workerPipes(cmd, callsR, repliesW, stderr) // fds 3 and 4; stdin and stdout on Windows
 	cmd.SysProcAttr = workerSysProcAttr()
 	err = cmd.Start()
 	callsR.Close()
@@ -155,13 +220,20 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 	if err != nil {
 		callsW.Close()
 		repliesR.Close()
-		return nil, DeviceInfo{}, fmt.Errorf("gpu: start worker %s: %w", exe, err)
+		return nil, nil, nil, fmt.Errorf("gpu: start worker %s: %w", argv[0], err)
 	}
-	bw := bufio.NewWriter(callsW)
-	p := &proc{cmd: cmd, calls: callsW, bw: bw, enc: gob.NewEncoder(bw),
-		replies: make(chan reply, 16), exited: make(chan struct{})}
+	return cmd, callsW, repliesR, nil
+}
+
+// newProc is the worker process cmd, started, to which calls are written
+// and from which replies are read; remote is its connection, for a
+// worker elsewhere.
+func newProc(cmd *exec.Cmd, calls io.WriteCloser, replies io.ReadCloser, remote *remoteConn) *proc {
+	bw := bufio.NewWriter(calls)
+	p := &proc{cmd: cmd, calls: calls, bw: bw, enc: gob.NewEncoder(bw),
+		replies: make(chan reply, 16), exited: make(chan struct{}), remote: remote}
 	go func() {
-		dec := gob.NewDecoder(bufio.NewReader(repliesR))
+		dec := gob.NewDecoder(bufio.NewReader(replies))
 		for {
 			var r reply
 			if err := dec.Decode(&r); err != nil {
@@ -170,28 +242,34 @@ func (w *Worker) start() (*proc, DeviceInfo, error) {
 			p.replies <- r
 		}
 		close(p.replies)
-		repliesR.Close()
+		replies.Close()
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
+		if remote != nil {
+			<-remote.done // what the connection carried is all read
+		}
 		close(p.exited)
 	}()
+	return p
+}
 
-	select {
-	case r, ok := <-p.replies:
-		if !ok {
-			p.kill()
-			return nil, DeviceInfo{}, fmt.Errorf("gpu: worker exited before it was ready (%s)", p.exitCause())
-		}
-		if err := r.Err.err(); err != nil {
-			p.stop()
-			return nil, DeviceInfo{}, err
-		}
-		return p, r.Info, nil
-	case <-time.After(helloTimeout):
-		p.kill()
-		return nil, DeviceInfo{}, fmt.Errorf("gpu: worker did not open the device within %s", helloTimeout)
+// endedBeforeHello says why a worker's pipe ended before its hello.
+func (p *proc) endedBeforeHello() error {
+	if p.remote != nil {
+		return p.remote.endedBeforeHello(p.exitCause())
 	}
+	return fmt.Errorf("gpu: worker exited before it was ready (%s)", p.exitCause())
+}
+
+// where is err, a worker's hello that it could not open the device,
+// saying which host it speaks of where the worker is remote.
+func (p *proc) where(err error) error {
+	var ue *UnavailableError
+	if p.remote == nil || !errors.As(err, &ue) {
+		return err
+	}
+	return &UnavailableError{Reason: "on " + p.remote.name + ", " + ue.Reason}
 }
 
 // kill ends the process and waits (briefly) for it to be reaped.
@@ -226,6 +304,9 @@ func (p *proc) exitCause() string {
 	case <-p.exited:
 	case <-time.After(2 * time.Second):
 		return "still running"
+	}
+	if p.remote != nil {
+		return p.remote.exitCause()
 	}
 	if p.waitErr == nil {
 		return "exit status 0"
@@ -332,6 +413,9 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 		err = p.bw.Flush()
 	}
 	if err != nil {
+		if errors.As(err, new(*pipeError)) && p.lostConnection() {
+			return nil, w.disconnected(op)
+		}
 		// The worker is gone, or the call cannot be encoded; either way the
 		// stream is unusable, so start afresh rather than wait for a reply.
 		return nil, w.failed(op, "could not be sent to the worker ("+err.Error()+")", nil)
@@ -342,6 +426,9 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 		select {
 		case r, ok := <-p.replies:
 			if !ok {
+				if p.lostConnection() {
+					return nil, w.disconnected(op)
+				}
 				return nil, w.failed(op, "killed the worker ("+p.exitCause()+")", nil)
 			}
 			if r.Progress {
@@ -360,6 +447,12 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 			}
 			return r.Value, err
 		case <-timer.C:
+			if p.remote != nil && p.remote.silentFor() > 3*heartbeat {
+				// The host has not been heard from either: the connection,
+				// not the kernel, is what stopped.
+				p.remote.setLost(fmt.Sprintf("no word from it for %s", p.remote.silentFor().Truncate(time.Second)))
+				return nil, w.disconnected(op)
+			}
 			err := w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
 			var we *WorkerError
 			if errors.As(err, &we) {
@@ -371,17 +464,59 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 }
 
 // ready makes sure a worker is running, starting a fresh one if the last
-// one failed; with w.mu held.
+// one failed; with w.mu held. After a remote worker's connection was
+// lost, it fails at once until Reconnect, and so does it after a remote
+// worker could not be started: a command stops at its first failed call
+// instead of trying to connect at each.
 func (w *Worker) ready(op string) error {
 	if w.closed {
 		return errors.New("gpu: device is closed")
 	}
 	if w.p == nil {
+		if w.lost != nil {
+			return w.lost
+		}
 		if err := w.restart(); err != nil {
-			return fmt.Errorf("gpu: %s: no worker: %w", op, err)
+			err = fmt.Errorf("gpu: %s: no worker: %w", op, err)
+			if w.opts.Remote != nil {
+				w.lost = err
+			}
+			return err
 		}
 	}
 	return nil
+}
+
+// disconnected ends the worker whose connection was lost during op and
+// returns the error that says so; with w.mu held. No fresh worker is
+// started: the connection may be down for a while, and the next command
+// tries again (Reconnect).
+func (w *Worker) disconnected(op string) error {
+	p := w.p
+	p.kill()
+	w.p = nil
+	w.forget()
+	err := &ConnectionError{Host: w.opts.Remote.Name, Op: op, Why: p.remote.why(p)}
+	w.lost = err
+	return err
+}
+
+// Reconnect lets a Worker whose remote connection was lost, or could not
+// be made, connect again at its next call. A REPL calls it before each
+// command; it does nothing to a Worker that is connected.
+func (w *Worker) Reconnect() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lost = nil
+}
+
+// Host is where the worker runs: the Remote's name, or "" for a worker
+// that is a child of this process.
+func (w *Worker) Host() string {
+	if w.opts.Remote == nil {
+		return ""
+	}
+	return w.opts.Remote.Name
 }
 
 // do makes one call with w.mu held.
@@ -464,7 +599,11 @@ func (w *Worker) failed(op, cause string, err error) error {
 	}
 	werr := &WorkerError{Op: op, Cause: cause, Err: err}
 	if rerr := w.restart(); rerr != nil {
-		return fmt.Errorf("%w; restarting it failed: %v", werr, rerr)
+		err := fmt.Errorf("%w; restarting it failed: %v", werr, rerr)
+		if w.opts.Remote != nil {
+			w.lost = err
+		}
+		return err
 	}
 	return werr
 }

@@ -13,6 +13,10 @@ import (
 // is its hello: the device it opened or why it could not. Calls, ops,
 // library requests and answers travel inside interface values, so every
 // type of them is registered with gob (registerType, RegisterLibrary).
+// A remote worker's host ("cudarepl worker", ServeRemote) runs the same
+// worker as its child and carries the same two streams over its stdin
+// and stdout, in frames, after a hello line that names WorkerProtocol
+// (remote_client.go, remote_serve.go, remote_frame.go).
 
 // workerEnv names the variable that turns a process into a worker; its value
 // names the backend ("gpu", or a fake registered by tests).

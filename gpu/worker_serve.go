@@ -32,9 +32,9 @@ var serves atomic.Bool
 func ServeWorker() {
 	serves.Store(true)
 	if name := os.Getenv(workerEnv); name != "" {
-		in, out := os.NewFile(3, "calls"), os.NewFile(4, "replies")
-		if in == nil || out == nil {
-			fmt.Fprintf(os.Stderr, "gpu: worker: started without its pipes (fd 3, 4); %s is set only for workers\n", workerEnv)
+		in, out, err := workerConn()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
 		os.Exit(serve(name, in, out))

@@ -11,7 +11,11 @@ import (
 // Wrapper starts each worker process under another program that runs it as
 // its child, with the worker's pipes (fds 3 and 4) passed on: a
 // compute-sanitizer tool, a profiler. It is the one seam such tools plug
-// into; package gpu/sanitizer makes the compute-sanitizer ones.
+// into; package gpu/sanitizer makes the compute-sanitizer ones. With a
+// Remote, the wrapper runs on the worker's host, around the worker there:
+// its program is looked for there (where the path in Argv is not on that
+// host, by its name, as dl.Tool looks), its logs are written there and
+// sent back as each worker ends.
 type Wrapper struct {
 	// Name names the wrapper in messages, e.g. "compute-sanitizer memcheck".
 	Name string
@@ -36,7 +40,8 @@ const LogStart = "{start}"
 
 // WrapperLogs stops the worker, so that the wrapper around it finishes
 // writing, and returns what it wrote in the log folder since the last call,
-// one string a file in the order of their names; the files are removed.
+// one string a file in the order of their names (for a remote worker: in
+// the order its hosts sent them); the files are removed.
 // The next call starts a fresh worker. Without a wrapper it returns
 // nothing.
 func (w *Worker) WrapperLogs() ([]string, error) {
@@ -49,6 +54,13 @@ func (w *Worker) WrapperLogs() ([]string, error) {
 		w.p.stopWithin(30 * time.Second)
 		w.p = nil
 		w.forget()
+	}
+	if w.opts.Remote != nil { // each worker's host sent its logs as the worker ended
+		w.logsMu.Lock()
+		defer w.logsMu.Unlock()
+		out := w.remoteLogs
+		w.remoteLogs = nil
+		return out, nil
 	}
 	paths, _ := filepath.Glob(filepath.Join(w.logDir, "*"))
 	sort.Strings(paths)

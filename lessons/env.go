@@ -164,13 +164,33 @@ func shortReason(err error) string {
 	return strings.TrimSpace(s)
 }
 
-// arch is the architecture kernels are compiled for.
+// arch is the architecture kernels are compiled for: the GPU's, as far
+// as the NVRTC that compiles them knows it (the worker's own, where it
+// runs on another host).
 func (s *Session) arch() string {
 	if s.Live() {
 		v, _ := nvrtc.Version()
+		if s.host() != "" {
+			v = s.Dev.Info().NVRTCVersion
+		}
 		return s.Dev.Info().FeatureArch(v)
 	}
 	return nvrtc.DefaultArch
+}
+
+// compiler is a device that compiles kernels where it runs them: a
+// gpu.Worker, whose remote worker compiles with its host's NVRTC.
+type compiler interface {
+	Compile(src nvrtc.Source, opt nvrtc.CompileOptions) (*nvrtc.Image, error)
+}
+
+// host is where the session's GPU is: the host of a remote worker, or ""
+// for this machine (and in replay).
+func (s *Session) host() string {
+	if h, ok := s.Dev.(interface{ Host() string }); ok {
+		return h.Host()
+	}
+	return ""
 }
 
 // Compile compiles src for this env's GPU (or the reference GPU in replay),
@@ -186,7 +206,11 @@ func (s *Session) compile(src nvrtc.Source, names []string) (*nvrtc.Image, error
 	if ok {
 		return img, nil
 	}
-	img, err := nvrtc.Compile(src, nvrtc.CompileOptions{Arch: s.arch(), Names: names})
+	compile := nvrtc.Compile
+	if c, ok := s.Dev.(compiler); ok {
+		compile = c.Compile // where the GPU is
+	}
+	img, err := compile(src, nvrtc.CompileOptions{Arch: s.arch(), Names: names})
 	if err != nil {
 		return nil, err
 	}

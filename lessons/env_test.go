@@ -249,3 +249,19 @@ func TestCompileStops(t *testing.T) {
 		t.Errorf("a compile with no Ctrl-C: %v", err)
 	}
 }
+
+// TestOutOfMemoryBudget: a size refused under a worker's budget says so.
+func TestOutOfMemoryBudget(t *testing.T) {
+	for _, c := range []struct {
+		e    OutOfMemoryError
+		want string
+	}{
+		{OutOfMemoryError{What: "vector add n=2^30", Where: "device", Need: 12 << 30, Free: 8 << 30}, "vector add n=2^30 needs 12.0 GiB of device memory; 8.0 GiB is free"},
+		{OutOfMemoryError{What: "vector add n=2^30", Where: "device", Need: 12 << 30, Free: 6 << 30, Budget: "8GiB"},
+			"vector add n=2^30 needs 12.0 GiB of device memory; 6.0 GiB is free of this worker's budget of 8GiB (CUDAREPL_MEM_LIMIT)"},
+	} {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("Error() = %q; want %q", got, c.want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"cudarepl/gpu"
 )
 
 // Memory is what one problem instance takes, in bytes, known before
@@ -22,11 +24,17 @@ type OutOfMemoryError struct {
 	What       string // e.g. "vector add n=2^33"
 	Where      string // "device" or "host"
 	Need, Free int64  // bytes; Free is 0 when the device refused an allocation it was thought to fit
+	// Budget, where set, is the worker's device-memory budget (the value
+	// of gpu.MemLimitEnv, e.g. "8GiB"), which Free is what is left of.
+	Budget string
 }
 
 func (e *OutOfMemoryError) Error() string {
 	if e.Free == 0 {
 		return fmt.Sprintf("%s needs %s of %s memory, and the %s could not allocate it", e.What, GiB(e.Need), e.Where, e.Where)
+	}
+	if e.Budget != "" {
+		return fmt.Sprintf("%s needs %s of %s memory; %s is free of this worker's budget of %s (%s)", e.What, GiB(e.Need), e.Where, GiB(e.Free), e.Budget, gpu.MemLimitEnv)
 	}
 	return fmt.Sprintf("%s needs %s of %s memory; %s is free", e.What, GiB(e.Need), e.Where, GiB(e.Free))
 }
@@ -49,7 +57,11 @@ func (e *Env) fits(p *Problem, impl Impl, s Size) error {
 	need := p.need(impl, s)
 	what := p.Name + " " + powerLabel(p, s)
 	if free, _, err := e.Dev.MemInfo(); err == nil && need.Device > free {
-		return &OutOfMemoryError{What: what, Where: "device", Need: need.Device, Free: free}
+		oom := &OutOfMemoryError{What: what, Where: "device", Need: need.Device, Free: free}
+		if limit, err := gpu.MemLimit(); err == nil && limit > 0 {
+			oom.Budget = os.Getenv(gpu.MemLimitEnv) // a local worker's, which shares this process's environment
+		}
+		return oom
 	}
 	if free, ok := hostAvailable(); ok && need.Host > free {
 		return &OutOfMemoryError{What: what, Where: "host", Need: need.Host, Free: free}

@@ -25,9 +25,13 @@ type Options struct {
 }
 
 // Open opens the GPU for the lessons, in a worker process so that a kernel
-// that faults or hangs costs one error and never the caller. Where there is
-// no driver or no GPU it returns an Env in replay mode (NoGPU says why)
-// and no error: every lesson still runs. Close releases the GPU.
+// that faults or hangs costs one error and never the caller: a child of
+// this process, or one on another host where $CUDAREPL_REMOTE or
+// $CUDAREPL_WORKER_CMD says (its kernels then compile there too). Where
+// there is no driver or no GPU it returns an Env in replay mode (NoGPU
+// says why) and no error: every lesson still runs. A remote host that
+// cannot be reached, or has no cudarepl to serve (a *RemoteBinaryError),
+// is an error. Close releases the GPU.
 func Open(o Options) (*Env, error) {
 	if o.Out == nil {
 		o.Out = os.Stdout
@@ -46,6 +50,43 @@ func Open(o Options) (*Env, error) {
 	env.worker, env.timeout, env.stderr = w, o.Timeout, o.Stderr
 	return env, nil
 }
+
+// Reconnect lets a session whose remote GPU's connection was lost (or
+// could not be made again after a fault) connect again at its next
+// device call: the REPL calls it before each command, a notebook run
+// before each cell, so that one command stops at the first failed call
+// and the next one tries again. It does nothing to a session connected,
+// local or in replay.
+func (s *Session) Reconnect() {
+	if w, ok := s.Dev.(interface{ Reconnect() }); ok {
+		w.Reconnect()
+	}
+}
+
+// RemoteBinaryError says that the host named by --remote (or
+// $CUDAREPL_REMOTE) has no cudarepl that can serve this one's worker; its
+// Installable says whether InstallRemote can copy this one there.
+type RemoteBinaryError = gpu.RemoteBinaryError
+
+// InstallRemote copies this program to the host that $CUDAREPL_REMOTE
+// names, where its worker command finds it first (~/.cache/cudarepl/…,
+// or the path given after the host), and returns where it went.
+func InstallRemote() (string, error) {
+	r, err := gpu.RemoteFromEnv()
+	if err != nil {
+		return "", err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("--remote-install: %w", err)
+	}
+	return gpu.InstallRemote(r, exe)
+}
+
+// ServeWorker serves one remote worker on this process's standard input
+// and output ("cudarepl worker", which a client starts over ssh) and
+// returns the exit status; version is the program's.
+func ServeWorker(version string) int { return gpu.ServeRemote(version, os.Stdin, os.Stdout) }
 
 // Close releases the GPU of an Env from Open; in replay it does nothing.
 func (s *Session) Close() error {
@@ -72,7 +113,11 @@ func (s *Session) Banner(version string) string {
 			version, s.NoGPU, listAnd(names))
 	}
 	i := s.Dev.Info()
-	return fmt.Sprintf("cudarepl %s · %s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, i.Arch(), i.SMs,
+	where := ""
+	if h := s.host(); h != "" {
+		where = " on " + h
+	}
+	return fmt.Sprintf("cudarepl %s · %s%s (%s, %d SMs, %.0f GiB) · driver %s, CUDA %s", version, i.Name, where, i.Arch(), i.SMs,
 		float64(i.GlobalMem)/(1<<30), i.DriverVersion, i.CUDAVersion)
 }
 
@@ -91,6 +136,10 @@ func (s *Session) WriteDevice(w io.Writer) {
 	for _, row := range info.Rows() {
 		fmt.Fprintf(tw, "%s\t%s\n", row[0], row[1])
 	}
+	host := s.host()
+	if host != "" {
+		fmt.Fprintf(tw, "GPU host\t%s (kernels compile there, with its NVRTC)\n", host)
+	}
 	if free, total, err := s.Dev.MemInfo(); err == nil {
 		fmt.Fprintf(tw, "memory free\t%.1f of %.1f GiB\n", float64(free)/(1<<30), float64(total)/(1<<30))
 	}
@@ -100,7 +149,10 @@ func (s *Session) WriteDevice(w io.Writer) {
 			missing = append(missing, name)
 		}
 	}
-	if len(missing) > 0 {
+	switch {
+	case len(missing) > 0 && host != "": // why it did not load is the host's to say
+		fmt.Fprintf(tw, "%s\tnot loaded on %s\n", listAnd(missing), host)
+	case len(missing) > 0:
 		for _, lib := range gpu.LibraryVersions(missing...) {
 			if lib.Err != nil { // lessons 10 and 11 replay their results without cuDNN
 				fmt.Fprintf(tw, "%s\t%s\n", lib.Name, unavailable(lib.Err))
@@ -244,6 +296,17 @@ func (s *Session) WriteMem(w io.Writer) error {
 // cuDNN), with the version found, or why not and what would provide it.
 func (s *Session) WriteVersions(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if h := s.host(); s.Live() && h != "" {
+		// What counts is on the GPU's host: what its worker found there.
+		i := s.Dev.Info()
+		fmt.Fprintf(tw, "driver\t%s, CUDA %s (%s on %s)\n", i.DriverVersion, i.CUDAVersion, i.Name, h)
+		fmt.Fprintf(tw, "NVRTC\t%s\n", orNone(i.NVRTCVersion, h))
+		for _, name := range gpu.Libraries() {
+			fmt.Fprintf(tw, "%s\t%s\n", name, orNone(i.Libraries[name], h))
+		}
+		tw.Flush()
+		return
+	}
 	if s.Live() {
 		i := s.Dev.Info()
 		fmt.Fprintf(tw, "driver\t%s, CUDA %s (%s)\n", i.DriverVersion, i.CUDAVersion, i.Name)
@@ -263,6 +326,14 @@ func (s *Session) WriteVersions(w io.Writer) {
 		}
 	}
 	tw.Flush()
+}
+
+// orNone is version, or that none was found on host.
+func orNone(version, host string) string {
+	if version == "" {
+		return "not found on " + host
+	}
+	return version + " on " + host
 }
 
 // notFound is why the library name is unavailable, without its name where

@@ -7,6 +7,9 @@
 // does. Each cell is its own process with its own GPU worker, so a kernel
 // that faults ends its cell with a message and the next cell starts afresh.
 // Without a GPU the cells replay the results recorded with the lesson.
+// With $CUDAREPL_REMOTE set where Jupyter runs (a host, as for cudarepl
+// --remote), each cell's worker runs on that host over ssh: the notebook
+// stays here, and its kernels compile and run there.
 package notebook
 
 import (

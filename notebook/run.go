@@ -50,6 +50,7 @@ func Run(data []byte, env *lessons.Env) ([]byte, error) {
 		count++
 		n := count
 		c.ExecutionCount = &n
+		env.Reconnect() // a remote GPU whose connection a cell lost: the next cell tries again
 		var err error
 		c.Outputs, err = runCell(strings.Join(c.Source, ""), env)
 		if err != nil {

@@ -33,7 +33,7 @@ const (
 )
 
 var load = sync.OnceValues(func() (*api, error) {
-	lib, err := dl.Open("nvml", "NVML not found", "it comes with the NVIDIA driver", "libnvidia-ml.so.1")
+	lib, err := dl.Open("nvml", "NVML not found", "it comes with the NVIDIA driver", "libnvidia-ml.so.1", "nvml.dll")
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ type nvrtcAPI struct {
 var loadNVRTC = sync.OnceValues(func() (*nvrtcAPI, error) {
 	defer dl.KeepSignalHandlers()() // loading runs LLVM's static constructors
 	lib, err := dl.Open("nvrtc", "NVRTC not found", "install the CUDA toolkit, or Debian's libnvrtc11.2 (in non-free: the README's Set up says how), or set CUDA_PATH",
-		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so")
+		"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
+		"nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll")
 	if err != nil {
 		return nil, err
 	}

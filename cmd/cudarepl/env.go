@@ -22,7 +22,7 @@ func openSession(out io.Writer, plotDir string) (*session, error) {
 	if plotDir == "" {
 		plotDir = filepath.Join(ws, "plots")
 	}
-	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: term.Output(out), PlotDir: plotDir, Workspace: ws, Width: 80, OneVersion: oneVersion}, Stderr: os.Stderr})
+	env, err := openEnv(lessons.Options{View: lessons.View{Out: term.Output(out), PlotDir: plotDir, Workspace: ws, Width: 80, OneVersion: oneVersion}, Stderr: os.Stderr})
 	if err != nil {
 		return nil, err
 	}

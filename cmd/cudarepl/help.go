@@ -65,6 +65,13 @@ var subcommands = []subcommand{
 	{name: "version", usage: []string{"version"},
 		about:    "Prints cudarepl's version, and what it found of the driver, NVRTC and the libraries, or why not.",
 		examples: []string{"version"}},
+	{name: "worker", usage: []string{"worker"},
+		about: "Serves one GPU worker on standard input and output, in the worker protocol: what another machine's " +
+			"'cudarepl --remote HOST' starts here over ssh, and what --worker-cmd starts through any other command (a container's exec). " +
+			"It runs the kernels, compiles them with this host's NVRTC, and ends when the client's connection does. " +
+			"Every command takes --remote [user@]host[:path] (or $CUDAREPL_REMOTE), --worker-cmd COMMAND (or $CUDAREPL_WORKER_CMD) " +
+			"and --remote-install, which copies this cudarepl to the host first; docs/remote.md says more.",
+		examples: []string{"worker"}},
 	{name: "help", usage: []string{"help [command]"},
 		about:    "Prints the usage, or one command's forms, flags and examples. 'cudarepl COMMAND --help' does the same.",
 		examples: []string{"help", "help check"}},

@@ -13,6 +13,12 @@
 //	cudarepl device                           describe the GPU
 //	cudarepl version                          print the version, and what was found
 //	cudarepl help [command]                   the usage, or one command's flags and examples
+//	cudarepl worker                           serve a GPU worker on stdin and stdout
+//
+// Every command runs its GPU work on another host with --remote
+// [user@]host[:path] (or $CUDAREPL_REMOTE), over the system's ssh, or
+// through any command that gives a worker's pipe with --worker-cmd (or
+// $CUDAREPL_WORKER_CMD): "cudarepl --remote gpu1 check vector-add".
 package main
 
 import (
@@ -21,7 +27,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/chzyer/readline"
+	xterm "golang.org/x/term"
 
 	"cudarepl/internal/dl"
 	"cudarepl/lessons"
@@ -59,6 +65,13 @@ Usage:
   cudarepl device                           print the GPU and its limits, or why there is none
   cudarepl version                          print the version of cudarepl and what it found
   cudarepl help [command]                   print this help, or one command's flags and examples
+  cudarepl worker                           serve a GPU worker on stdin and stdout, for --remote
+
+Each command takes --remote [user@]host[:path] to run its GPU work on that
+host over ssh (also $CUDAREPL_REMOTE), or --worker-cmd "COMMAND" to run it
+through any command that starts 'cudarepl worker' (also $CUDAREPL_WORKER_CMD);
+--remote-install first copies this cudarepl to the host. Files, plots and
+notebooks stay here; kernels compile and run there.
 
 Without a GPU every lesson runs in replay mode, with results recorded on
 reference GPUs ('cudarepl device' names them). Exercise copies live in
@@ -80,8 +93,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := dl.CheckHidden(); err != nil {
 		fmt.Fprintf(stderr, "cudarepl: %v\n", err)
 	}
+	args, err := remoteArgs(args, stdout)
+	if err != nil {
+		return exitStatus(stderr, err)
+	}
 	if len(args) == 0 {
-		return runREPL(os.Stdin, stdout, stderr, readline.DefaultIsTerminal(), nil)
+		return runREPL(os.Stdin, stdout, stderr, interactive(), nil)
 	}
 	name, rest := args[0], args[1:]
 	if c, ok := findSubcommand(name); ok && wantsHelp(rest) {
@@ -107,6 +124,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitStatus(stderr, cmdVersion(rest, stdout, stderr))
 	case "help", "-h", "-help", "--help":
 		return exitStatus(stderr, cmdHelp(rest, stdout))
+	case "worker":
+		if len(rest) > 0 {
+			return exitStatus(stderr, extraArgs("worker", rest, "cudarepl "))
+		}
+		return lessons.ServeWorker(version)
 	}
 	fmt.Fprintf(stderr, "cudarepl: unknown command %q (try 'cudarepl help')\n", clip(name, 40))
 	return exitUsage
@@ -153,7 +175,7 @@ func cmdDevice(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		return extraArgs("device", args, "cudarepl ")
 	}
-	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
+	env, err := openEnv(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
 	if err != nil {
 		return err
 	}
@@ -177,11 +199,19 @@ func cmdVersion(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "cudarepl %s%s\n", version, rev)
-	env, err := lessons.Open(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
+	env, err := openEnv(lessons.Options{View: lessons.View{Out: stdout}, Stderr: stderr})
 	if err != nil {
 		return err
 	}
 	defer env.Close()
 	env.WriteVersions(stdout)
 	return nil
+}
+
+// interactive reports whether standard input and output are both a
+// terminal: a person typing. Not readline.DefaultIsTerminal, which says
+// true on Windows whatever the handles are, so that a script piped in
+// would meet a line editor and none of its commands would run.
+func interactive() bool {
+	return xterm.IsTerminal(int(os.Stdin.Fd())) && xterm.IsTerminal(int(os.Stdout.Fd()))
 }

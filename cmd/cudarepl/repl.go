@@ -279,6 +279,7 @@ func (r *repl) exec(fields []string) {
 		case <-done:
 		}
 	}()
+	r.s.env.Reconnect() // a remote GPU whose connection was lost: this command tries again
 	v := r.s.env.View
 	v.Ctx = ctx // this command's Ctrl-C, carried by a copy of the session's env
 	v.OneVersion = r.oneVersion

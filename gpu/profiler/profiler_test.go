@@ -124,3 +124,14 @@ func TestMerge(t *testing.T) {
 		t.Errorf("a log of errors: %v", err)
 	}
 }
+
+// TestWrapperOnARemoteHost: with the worker on a GPU host, the host finds
+// ncu, and this machine need not have it.
+func TestWrapperOnARemoteHost(t *testing.T) {
+	t.Setenv("CUDAREPL_HIDE", "ncu")
+	t.Setenv("CUDAREPL_REMOTE", "gpu1")
+	w, err := Wrapper()
+	if err != nil || w.Argv[0] != "ncu" {
+		t.Errorf("Wrapper on a remote host = %+v, %v; want ncu, for the host to find", w, err)
+	}
+}

@@ -65,3 +65,14 @@ func TestWrapperArgs(t *testing.T) {
 		t.Errorf("an unknown tool: %v", err)
 	}
 }
+
+// TestWrapperOnARemoteHost: with the worker on a GPU host, the host finds
+// compute-sanitizer, and this machine need not have it.
+func TestWrapperOnARemoteHost(t *testing.T) {
+	t.Setenv("CUDAREPL_HIDE", "sanitizer")
+	t.Setenv("CUDAREPL_WORKER_CMD", "ssh gpu1 cudarepl worker")
+	w, err := Wrapper("memcheck")
+	if err != nil || w.Argv[0] != "compute-sanitizer" {
+		t.Errorf("Wrapper on a remote host = %+v, %v; want compute-sanitizer, for the host to find", w, err)
+	}
+}

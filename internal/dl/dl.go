@@ -1,22 +1,24 @@
 package dl
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
 
-// Library is a shared object opened with dlopen.
+// Library is a shared library opened with dlopen (LoadLibrary on Windows).
 type Library struct {
-	Name   string // the file name that opened, e.g. "libnvrtc.so.13"
+	Name   string // the file name that opened, e.g. "libnvrtc.so.13", "nvrtc64_120_0.dll"
+	path   string // where it was loaded from, as the loader says where it can
 	handle uintptr
 }
 
@@ -35,34 +37,23 @@ func ToolkitDirs(subs ...string) []string {
 }
 
 // Tool returns the path of the CUDA toolkit's program name
-// (compute-sanitizer, ncu): on PATH, in $CUDA_PATH/bin or $CUDA_HOME/bin,
-// in /usr/local/cuda/bin, or in one of more, tried last in their order.
-// ok is false where none holds it.
+// (compute-sanitizer, ncu): on PATH, in the toolkit's bin folder ($CUDA_PATH,
+// $CUDA_HOME, then /usr/local/cuda on Linux, the toolkits under Program
+// Files on Windows, where name.exe is looked for too), or in one of more,
+// tried last in their order. ok is false where none holds it.
 func Tool(name string, more ...string) (path string, ok bool) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, true
 	}
-	for _, d := range append(append(ToolkitDirs("bin"), "/usr/local/cuda/bin"), more...) {
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, true
+	for _, d := range append(toolDirs(), more...) {
+		for _, n := range []string{name, name + exeSuffix} {
+			p := filepath.Join(d, n)
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+				return p, true
+			}
 		}
 	}
 	return "", false
-}
-
-// cudaLibDirs lists the folders searched after the loader's own path, for
-// toolkits installed where ld.so.cache does not look.
-func cudaLibDirs() []string {
-	return append(ToolkitDirs("lib64", "lib"),
-		"/usr/local/cuda/lib64",
-		"/usr/local/cuda/targets/x86_64-linux/lib",
-		"/usr/local/cuda/targets/sbsa-linux/lib",
-		"/usr/lib/x86_64-linux-gnu",
-		"/usr/lib/aarch64-linux-gnu",
-		"/usr/lib64",
-		"/usr/local/nvidia/lib64",
-	)
 }
 
 // HideEnv names the variable that makes cudarepl treat things that are
@@ -106,34 +97,48 @@ func Hidden(what string) bool {
 
 // Open opens the first of names that loads, trying each bare name (the
 // loader's search path) and then each name in the toolkit's usual folders.
+//
+// names may hold the library's file names for every system: Open tries
+// only this system's, by their form ("libcuda.so.1" on Linux,
+// "nvcuda.dll" on Windows, "*.dylib" on macOS; a name of none of these
+// forms everywhere), so a caller lists them all in one call.
+//
 // Failing, it returns an *UnavailableError that says "<what> (<names>)",
-// then "; <hint>" if there is one. key is the name $CUDAREPL_HIDE knows
-// the library by; hidden by it, the error says so, and what would unhide
-// it, not how to install what may well be installed.
+// then "; <hint>" if there is one; where no name is this system's, the
+// parentheses say why instead ("CUDA does not run on macOS"), and there
+// is no hint. key is the name $CUDAREPL_HIDE knows the library by; hidden
+// by it, the error says so, and what would unhide it, not how to install
+// what may well be installed.
 func Open(key, what, hint string, names ...string) (*Library, error) {
 	if Hidden(key) {
 		return nil, &UnavailableError{Reason: fmt.Sprintf("%s hidden by %s=%s (take %s out of it to use %s where it is installed)",
 			subject(what), HideEnv, os.Getenv(HideEnv), key, subject(what))}
 	}
-	var tried []string
+	names = namesFor(runtime.GOOS, names)
+	if len(names) == 0 {
+		return nil, &UnavailableError{Reason: fmt.Sprintf("%s (%s)", what, noNamesReason(runtime.GOOS))}
+	}
 	var firstErr error
 	attempt := func(path string) *Library {
-		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := openLibrary(path)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
 			}
 			return nil
 		}
-		return &Library{Name: filepath.Base(path), handle: h}
+		l := &Library{Name: filepath.Base(path), path: modulePath(h, path), handle: h}
+		opened.Lock()
+		opened.libs = append(opened.libs, l)
+		opened.Unlock()
+		return l
 	}
 	for _, n := range names {
-		tried = append(tried, n)
 		if l := attempt(n); l != nil {
 			return l, nil
 		}
 	}
-	for _, d := range cudaLibDirs() {
+	for _, d := range libDirs() {
 		for _, n := range names {
 			p := filepath.Join(d, n)
 			if _, err := os.Stat(p); err != nil {
@@ -144,11 +149,68 @@ func Open(key, what, hint string, names ...string) (*Library, error) {
 			}
 		}
 	}
-	reason := fmt.Sprintf("%s (%s)", what, strings.Join(tried, ", "))
+	reason := fmt.Sprintf("%s (%s)", what, strings.Join(names, ", "))
 	if hint != "" {
 		reason += "; " + hint
 	}
 	return nil, &UnavailableError{Reason: reason, Err: firstErr}
+}
+
+// opened holds every library Open opened, for LoadedLibrary where the
+// system has no /proc/self/maps to read.
+var opened struct {
+	sync.Mutex
+	libs []*Library
+}
+
+// namesFor returns those of names that are file names of libraries on
+// goos, in their order: "*.dll" on Windows, "*.dylib" on macOS, "*.so"
+// and "*.so.N" on the other systems, and a name of none of these forms
+// on every system.
+func namesFor(goos string, names []string) []string {
+	var mine []string
+	for _, n := range names {
+		if sys := libraryFormOf(n); sys == "" || sys == libraryForm(goos) {
+			mine = append(mine, n)
+		}
+	}
+	return mine
+}
+
+// libraryForm names the form of goos's shared libraries: "dll", "dylib"
+// or "so".
+func libraryForm(goos string) string {
+	switch goos {
+	case "windows":
+		return "dll"
+	case "darwin", "ios":
+		return "dylib"
+	}
+	return "so"
+}
+
+// libraryFormOf returns the form of the library file name n ("dll",
+// "dylib", "so"), or "" where it is of none.
+func libraryFormOf(n string) string {
+	n = strings.ToLower(filepath.Base(n))
+	switch {
+	case strings.HasSuffix(n, ".dll"):
+		return "dll"
+	case strings.HasSuffix(n, ".dylib"):
+		return "dylib"
+	case strings.HasSuffix(n, ".so"), strings.Contains(n, ".so."):
+		return "so"
+	}
+	return ""
+}
+
+// noNamesReason says why a library was not looked for on goos: none of
+// the names its caller gave is one of goos's.
+func noNamesReason(goos string) string {
+	if goos == "darwin" {
+		return "CUDA does not run on macOS"
+	}
+	return "cudarepl knows no file name of it for " + goos
 }
 
 // subject is what Open looks for, from what it says when it is missing:
@@ -168,7 +230,7 @@ func (l *Library) Bind(syms map[string]any, optional ...string) error {
 		opt[o] = true
 	}
 	for name, fptr := range syms {
-		addr, err := purego.Dlsym(l.handle, name)
+		addr, err := lookup(l.handle, name)
 		if err != nil {
 			if opt[name] {
 				continue
@@ -182,7 +244,7 @@ func (l *Library) Bind(syms map[string]any, optional ...string) error {
 
 // Symbol returns the address of the C symbol name, for a caller that
 // calls it with purego.SyscallN rather than through a bound function.
-func (l *Library) Symbol(name string) (uintptr, error) { return purego.Dlsym(l.handle, name) }
+func (l *Library) Symbol(name string) (uintptr, error) { return lookup(l.handle, name) }
 
 // GoString copies a NUL-terminated C string; "" for nil.
 func GoString(p *byte) string {
@@ -201,25 +263,3 @@ func nextByte(p *byte) *byte { return (*byte)(unsafe.Add(unsafe.Pointer(p), 1)) 
 
 // CString returns a NUL-terminated copy of s for C to read.
 func CString(s string) []byte { return append([]byte(s), 0) }
-
-// LoadedLibrary returns the path of the shared library this process has
-// loaded whose file name starts with prefix (from /proc/self/maps), or "".
-func LoadedLibrary(prefix string) string {
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 {
-			continue
-		}
-		path := fields[len(fields)-1]
-		if strings.HasPrefix(filepath.Base(path), prefix) {
-			return path
-		}
-	}
-	return ""
-}
