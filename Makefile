@@ -39,6 +39,7 @@ gpu-build: build
 	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/notebook.test ./notebook
 	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/cudnnx.test ./cudnnx
 	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/blas.test ./blas
+	$(GO) test -c -tags gpu -ldflags="$(GPU_LDFLAGS)" -o build/nccl.test ./nccl
 
 ## gpu-test: build and run the GPU tests; without a GPU they skip and say why
 gpu-test: gpu-build
@@ -47,6 +48,7 @@ gpu-test: gpu-build
 	cd notebook && ../build/notebook.test -test.v -test.count=1
 	./build/cudnnx.test -test.v -test.count=1
 	./build/blas.test -test.v -test.count=1
+	./build/nccl.test -test.v -test.count=1
 
 ## notebooks: regenerate notebooks/ from lessons/ (a test fails when they are stale)
 notebooks:

@@ -61,8 +61,12 @@ var loadCUBLASLt = sync.OnceValues(func() (*cublasLtAPI, error) {
 
 // cublasLtMatmulDescAttributes_t values, from cublasLt.h.
 const (
-	ltDescTransA = 3
-	ltDescTransB = 4
+	ltDescTransA = 3 // CUBLASLT_MATMUL_DESC_TRANSA, int32
+	ltDescTransB = 4 // CUBLASLT_MATMUL_DESC_TRANSB, int32
+	// ltDescFastAccum is CUBLASLT_MATMUL_DESC_FAST_ACCUM, an int8_t,
+	// default 0: 25 in CUDA 12.6's cublasLt.h, and in the copy of the
+	// enum that Triton keeps (third_party/nvidia/include/cublas_types.h).
+	ltDescFastAccum = 25
 )
 
 // ltWorkspace is the scratch memory handed to every cuBLASLt product.
@@ -106,7 +110,8 @@ func cublasLt(x *gpu.Exec) (*ltHandle, error) {
 
 // prepareFP8 runs an FP8 (E4M3) GEMM through cuBLASLt, which takes FP8
 // operands only in its "TN" layout: in row-major terms, B must be given
-// transposed (N×K, TransB set) and A not. C is bf16.
+// transposed (N×K, TransB set) and A not. C is bf16. FastAccum sets
+// cuBLASLt's fast accumulation on the product's descriptor.
 func prepareFP8(x *gpu.Exec, g GEMM) (func() error, func(), error) {
 	switch {
 	case g.TransA || !g.TransB:
@@ -150,6 +155,15 @@ func prepareFP8(x *gpu.Exec, g GEMM) (func() error, func(), error) {
 	}
 	if err := blas.check(api.cublasLtMatmulDescSetAttribute(desc, ltDescTransB, unsafe.Pointer(&transN), 4), "cublasLtMatmulDescSetAttribute", "TRANSB"); err != nil {
 		return fail(err)
+	}
+	if g.FastAccum {
+		// Set only when asked for, so that the product without it is the
+		// same call as before the field existed.
+		fast := int8(1)
+		pin.Pin(&fast)
+		if err := blas.check(api.cublasLtMatmulDescSetAttribute(desc, ltDescFastAccum, unsafe.Pointer(&fast), 1), "cublasLtMatmulDescSetAttribute", "FAST_ACCUM"); err != nil {
+			return fail(err)
+		}
 	}
 	for _, l := range []struct {
 		out        *uintptr

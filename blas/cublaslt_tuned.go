@@ -30,9 +30,11 @@ type ltHeuristicResult struct {
 	reserved  [4]int32
 }
 
-// tunedKey identifies the shapes and layouts that share a tuning.
+// tunedKey identifies the shapes and layouts that share a tuning: every
+// field of g that changes which kernel runs (FastAccum too, though no
+// product that takes it is tuned today), none of its memory.
 func (g GEMM) tunedKey() string {
-	return fmt.Sprintf("%d %d %d %v %v %v %v %d %d %d %d %d", g.M, g.N, g.K, g.TransA, g.TransB, g.Type, g.OutType, g.Compute, g.Batch, g.StrideA, g.StrideB, g.StrideC)
+	return fmt.Sprintf("%d %d %d %v %v %v %v %d %d %d %d %d %v", g.M, g.N, g.K, g.TransA, g.TransB, g.Type, g.OutType, g.Compute, g.Batch, g.StrideA, g.StrideB, g.StrideC, g.FastAccum)
 }
 
 // prepareTuned runs g through cuBLASLt with the fastest of the heuristics'

@@ -26,11 +26,24 @@ type GEMM struct {
 	// algorithms its heuristics offer for this shape, each timed on first
 	// use (once per shape and context), instead of cuBLAS's default pick.
 	Tuned bool
+	// FastAccum turns on cuBLASLt's FP8 fast accumulation
+	// (CUBLASLT_MATMUL_DESC_FAST_ACCUM), off by default. It applies only
+	// to an FP8 product (Type FP8E4M3), which goes through cuBLASLt; set
+	// on any other it is an error. NVIDIA's cublasLt.h says what it
+	// trades: with it on, "problem execution might be faster but at the
+	// cost of lower accuracy because intermediate results will not
+	// periodically be promoted to a higher precision".
+	FastAccum bool
 }
 
-// Name says the shape and the input type.
+// Name says the shape and the input type, and fast accumulation where it
+// is on, so that the two FP8 products are never taken for one another.
 func (g GEMM) Name() string {
-	return fmt.Sprintf("gemm %dx%dx%d %s", g.M, g.N, g.K, g.Type)
+	name := fmt.Sprintf("gemm %dx%dx%d %s", g.M, g.N, g.K, g.Type)
+	if g.FastAccum {
+		name += ", fast accumulation"
+	}
+	return name
 }
 
 // Prepare finds the context's cuBLAS (or cuBLASLt) handle and builds the
@@ -75,6 +88,9 @@ func (g GEMM) compute() Compute {
 	return g.Compute
 }
 
+// validate refuses what cuBLAS would refuse with a bare status, and what
+// this package does not do, for every product but FP8 (prepareFP8 checks
+// its own).
 func (g GEMM) validate() error {
 	switch {
 	case g.M <= 0 || g.N <= 0 || g.K <= 0:
@@ -87,6 +103,8 @@ func (g GEMM) validate() error {
 		return fmt.Errorf("gpu: %s: output type %s is not one of float32, float16, bfloat16", g.Name(), g.OutType)
 	case g.Batch > 1 && (g.StrideA <= 0 || g.StrideB <= 0 || g.StrideC <= 0):
 		return fmt.Errorf("gpu: %s: a batch of %d needs positive strides", g.Name(), g.Batch)
+	case g.FastAccum:
+		return fmt.Errorf("gpu: %s: FastAccum applies only to FP8 products (Type float8 e4m3), not to %s inputs", g.Name(), g.Type)
 	}
 	return nil
 }

@@ -75,6 +75,13 @@ func encode(t gpu.DType, v []float32) ([]byte, []float64) {
 			}
 		}
 		return gputest.Bytes(bits), vals
+	case gpu.FP8E4M3:
+		bits := make([]uint8, len(v))
+		for i, x := range v {
+			bits[i] = gpu.Float8E4M3Bits(x)
+			vals[i] = float64(gpu.Float8E4M3From(bits[i]))
+		}
+		return bits, vals
 	}
 	for i, x := range v {
 		vals[i] = float64(x)
@@ -147,6 +154,44 @@ func TestGPUGEMM(t *testing.T) {
 			t.Errorf("%s: relative error %.3g > tol %.1g", tt.desc, e, tt.tol)
 		} else {
 			t.Logf("%s: relative error %.3g (tol %.1g)", tt.desc, e, tt.tol)
+		}
+	}
+}
+
+// TestGPUFP8: the FP8 product through cuBLASLt, with fast accumulation
+// and without, against the float64 product of its rounded inputs: what is
+// left is the accumulation and the bf16 output's rounding. K is long, so
+// that an accumulator kept at low precision would show.
+func TestGPUFP8(t *testing.T) {
+	w := openGPU(t)
+	if info := w.Info(); info.Major*10+info.Minor < 89 {
+		t.Skipf("FP8 needs compute capability 8.9; this GPU has %d.%d", info.Major, info.Minor)
+	}
+	r := gputest.Rand(t)
+	const m, n, k = 256, 128, 8192
+	ab, a := encode(gpu.FP8E4M3, gputest.Floats(r, m*k))
+	bb, b := encode(gpu.FP8E4M3, gputest.Floats(r, n*k)) // N×K: B transposed, as cuBLASLt takes FP8
+	g := GEMM{M: m, N: n, K: k, Type: gpu.FP8E4M3, OutType: gpu.BF16, TransB: true, Alpha: 1,
+		A: gputest.Upload(t, w, ab), B: gputest.Upload(t, w, bb), C: gputest.Alloc(t, w, 2*m*n)}
+	want := gemmRef(g, a, b)
+	for _, fast := range []bool{false, true} {
+		g.FastAccum = fast
+		if err := w.Run(gpu.Memset{Dst: g.C, Value: poison, Count: m * n / 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(g); err != nil {
+			t.Errorf("%s: %v", g.Name(), err)
+			continue
+		}
+		cb := make([]byte, 2*m*n)
+		if err := w.Read(cb, g.C); err != nil {
+			t.Fatal(err)
+		}
+		const tol = 2e-2
+		if e := relErr(decode(gpu.BF16, cb), want); !(e <= tol) {
+			t.Errorf("%s: relative error %.3g > tol %.1g", g.Name(), e, tol)
+		} else {
+			t.Logf("%s: relative error %.3g against the rounded inputs (tol %.1g)", g.Name(), e, tol)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"cudarepl/gpu/share"
 	"cudarepl/nvml"
 	"cudarepl/nvrtc"
 )
@@ -41,6 +42,9 @@ type Context struct {
 	nvml      *nvml.Device         // this GPU in NVML, for Bench's conditions; nil until opened, or where NVML cannot be read
 	nvmlErr   error                // why NVML cannot be read
 	poison    error                // the sticky fault that made the context unusable
+	turns     share.Lock           // Bench's turns on this GPU with other processes'
+
+	peerState // which GPU, and the other GPUs' contexts (peer.go)
 }
 
 type hostAlloc struct {
@@ -55,17 +59,22 @@ func OpenInProcess() (*Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Context{
-		d: d, calls: make(chan func()), done: make(chan struct{}),
-		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
-		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[any]any{},
-	}
+	c := newContext(d)
 	ready := make(chan error, 1)
 	go c.loop(ready)
 	if err := <-ready; err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// newContext is a context not yet started, for GPU 0 until told otherwise.
+func newContext(d *driverAPI) *Context {
+	return &Context{
+		d: d, calls: make(chan func()), done: make(chan struct{}),
+		modules: map[string]uintptr{}, kernels: map[kernelKey]uintptr{}, maxDyn: map[uintptr]int{},
+		host: map[HostPtr]hostAlloc{}, graphs: map[uint64]*graphRec{}, allocs: map[DevicePtr]int64{}, slots: map[int]DevicePtr{}, streams: map[int]uintptr{}, events: map[int]uintptr{}, libState: map[any]any{},
+	}
 }
 
 // loop is the GPU thread. It never unlocks the OS thread, so the thread
@@ -84,8 +93,12 @@ func (c *Context) loop(ready chan<- error) {
 	c.release()
 }
 
-// start initializes the driver and makes the primary context current.
+// start initializes the driver and makes the primary context current;
+// for a peer, startPeer.
 func (c *Context) start() error {
+	if c.root != nil {
+		return c.startPeer()
+	}
 	d := c.d
 	// Loading the registered libraries to read their versions takes about
 	// as long as the driver's start; both go on at once. NVRTC loads after
@@ -107,11 +120,10 @@ func (c *Context) start() error {
 	if err := d.check(d.cuDeviceGet(&c.dev, 0), "cuDeviceGet", "0"); err != nil {
 		return err
 	}
-	var pctx uintptr
-	if err := d.check(d.cuDevicePrimaryCtxRetain(&pctx, c.dev), "cuDevicePrimaryCtxRetain", ""); err != nil {
+	if err := d.check(d.cuDevicePrimaryCtxRetain(&c.pctx, c.dev), "cuDevicePrimaryCtxRetain", ""); err != nil {
 		return noGPUError(d, err)
 	}
-	if err := d.check(d.cuCtxSetCurrent(pctx), "cuCtxSetCurrent", ""); err != nil {
+	if err := d.check(d.cuCtxSetCurrent(c.pctx), "cuCtxSetCurrent", ""); err != nil {
 		return err
 	}
 	// A blocking stream (flags 0) also orders itself after the legacy
@@ -127,6 +139,7 @@ func (c *Context) start() error {
 		info.NVRTCVersion = v
 	}
 	info.Libraries = <-libs
+	info.Devices = int(n)
 	c.info = info
 	return nil
 }
@@ -209,6 +222,7 @@ func (c *Context) do(f func() error) error {
 			g()
 		}
 		c.afterCall = nil
+		c.letGo(err)
 		errc <- err
 	}
 	err := <-errc
@@ -219,18 +233,29 @@ func (c *Context) do(f func() error) error {
 	return err
 }
 
-// Close releases the context. Calls after Close return an error.
+// Close releases the context, and the other GPUs' contexts opened from
+// it (On); calls after Close return an error. Closing another GPU's
+// context does nothing: it closes with GPU 0's.
 func (c *Context) Close() error {
+	if c.root != nil {
+		return nil
+	}
+	c.shutdown()
+	c.closePeers()
+	return nil
+}
+
+// shutdown ends the GPU thread, which releases what the context holds.
+func (c *Context) shutdown() {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil
+		return
 	}
 	c.closed = true
 	close(c.calls)
 	c.mu.Unlock()
 	<-c.done
-	return nil
 }
 
 // Info describes the GPU.

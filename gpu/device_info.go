@@ -41,6 +41,7 @@ type DeviceInfo struct {
 	CUDAVersion            string            // the CUDA version the driver supports, e.g. "13.0"
 	NVRTCVersion           string            // "" where NVRTC is missing
 	Libraries              map[string]string // the version of each library registered with RegisterLibrary that loads, by name
+	Devices                int               // how many GPUs the driver shows this process (cuDeviceGetCount), this one among them (On)
 }
 
 // Arch is the NVRTC architecture name of the device, e.g. "sm_90".

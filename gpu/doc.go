@@ -21,11 +21,14 @@
 // as one ([ServeWorker]).
 //
 // The worker may run on another machine, the one with the GPU: [Options]
-// Remote (or $CUDAREPL_REMOTE, $CUDAREPL_WORKER_CMD) starts it through ssh
-// or any command that gives its pipe, where `cudarepl worker`
-// ([ServeRemote]) serves it on stdin and stdout. A remote worker compiles
-// kernels with that machine's NVRTC ([Worker.Compile]); a lost connection
-// is a [ConnectionError], and the next command connects again.
+// Remote, a [Transport] (package gpu/remote: ssh, or any command that
+// gives its pipe, as $CUDAREPL_REMOTE and $CUDAREPL_WORKER_CMD say),
+// starts it there, where `cudarepl worker` serves it on stdin and stdout.
+// A remote worker compiles kernels with that machine's NVRTC
+// ([Worker.Compile]); a lost connection is a [ConnectionError], and the
+// next command connects again. Timed regions take turns with other
+// processes' on the same GPU, and allocations keep to a budget (package
+// gpu/share).
 //
 // What the package does not do: it does not compile a kernel for a local
 // worker (package nvrtc does, into the [nvrtc.Image] that

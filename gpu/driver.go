@@ -33,7 +33,13 @@ type driverAPI struct {
 	cuDevicePrimaryCtxRetain  func(ctx *uintptr, d int32) cuResult
 	cuDevicePrimaryCtxRelease func(d int32) cuResult
 	cuCtxSetCurrent           func(ctx uintptr) cuResult
+	cuCtxGetCurrent           func(ctx *uintptr) cuResult
 	cuCtxSynchronize          func() cuResult
+
+	// Peer access between the GPUs of one process (peer.go).
+	cuDeviceCanAccessPeer func(can *int32, dev, peer int32) cuResult
+	cuCtxEnablePeerAccess func(peer uintptr, flags uint32) cuResult
+	cuMemcpyPeerAsync     func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, bytes uint64, s uintptr) cuResult
 
 	cuMemGetInfo      func(free, total *uint64) cuResult
 	cuMemAlloc        func(p *uint64, bytes uint64) cuResult
@@ -158,6 +164,10 @@ var loadDriver = sync.OnceValues(func() (*driverAPI, error) {
 		"cuGraphExecUpdate_v2":        &d.cuGraphExecUpdate,
 		"cuProfilerStart":             &d.cuProfilerStart,
 		"cuProfilerStop":              &d.cuProfilerStop,
+		"cuCtxGetCurrent":             &d.cuCtxGetCurrent,
+		"cuDeviceCanAccessPeer":       &d.cuDeviceCanAccessPeer,
+		"cuCtxEnablePeerAccess":       &d.cuCtxEnablePeerAccess,
+		"cuMemcpyPeerAsync":           &d.cuMemcpyPeerAsync,
 	}, "cuProfilerStart", "cuProfilerStop", "cuTensorMapEncodeTiled", "cuMemAllocAsync", "cuMemFreeAsync", "cuDeviceGetDefaultMemPool",
 		"cuMemPoolGetAttribute", "cuMemPoolSetAttribute", "cuGraphExecUpdate_v2")
 	if err != nil {

@@ -177,3 +177,25 @@ func (f *fakeDevice) Bench(b Bench) (Timing, error) {
 func float32At(b []byte, i int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 }
+
+// slowFake is the fake device with a MemInfo that takes as long as
+// $CUDAREPL_TEST_MEMINFO_DELAY says: a call of a REPL command ('mem')
+// that a test can cut in the middle.
+type slowFake struct{ *fakeDevice }
+
+func (f slowFake) MemInfo() (int64, int64, error) {
+	d, _ := time.ParseDuration(os.Getenv("CUDAREPL_TEST_MEMINFO_DELAY"))
+	time.Sleep(d)
+	return f.fakeDevice.MemInfo()
+}
+
+var _ = func() bool {
+	workerBackends["fake-slow"] = func() (Device, error) {
+		d, err := workerBackends["fake"]()
+		if err != nil {
+			return nil, err
+		}
+		return slowFake{d.(*fakeDevice)}, nil
+	}
+	return true
+}()

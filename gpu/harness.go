@@ -200,7 +200,7 @@ func (c *Context) bench(b Bench) (t Timing, err error) {
 	// class that shares it): what is above times nothing and does not
 	// wait for them, nor do checks, which take no turn.
 	total := b.Warmup + b.Reps
-	err = timed("bench "+b.Name, c.info.PCIAddress, func() { b.report(0, total) }, func() error {
+	err = c.turns.Timed("bench "+b.Name, c.info.PCIAddress, func() { b.report(0, total) }, func() error {
 		sampling := c.sampleConditions(b)
 		defer func() { t.Conditions, t.Trace = sampling.finish() }()
 		return c.repeat(b, runs, flush, start, end, sampling, &t)

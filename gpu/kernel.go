@@ -227,7 +227,7 @@ func (w *Worker) LoadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 func (w *Worker) loadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 	k, err := answer[Kernel](w.call("load kernel "+name, loadKernelCall{img, name}, nil))
 	if err == nil {
-		w.loaded[kernelKey{img.Key, name}] = true
+		w.loaded[loadedKernel{w.ordinal, kernelKey{img.Key, name}}] = true
 	}
 	return k, err
 }
@@ -237,7 +237,7 @@ func (w *Worker) loadKernel(img *nvrtc.Image, name string) (Kernel, error) {
 func (w *Worker) ensureLoaded(ops []Op) error {
 	for _, op := range ops {
 		for _, k := range kernelsOf(op) {
-			if w.loaded[kernelKey{k.Image, k.Name}] {
+			if w.loaded[loadedKernel{w.ordinal, kernelKey{k.Image, k.Name}}] {
 				continue
 			}
 			img, ok := w.images[k.Image]

@@ -122,8 +122,12 @@ func installedVersions() map[string]string {
 // Exec is what an Op's Prepare, and the Step it returns, and a Request's
 // Serve see of the context they run in: its stream, scratch memory,
 // timing, and state a library keeps for the context's life. Everything
-// runs on the context's GPU thread; an Exec is valid only there.
-type Exec struct{ c *Context }
+// runs on the context's GPU thread; an Exec is valid only there (or, for
+// one from Peer, on GPU 0's thread during the call that made it).
+type Exec struct {
+	c    *Context
+	home *Context // the context on whose GPU thread x runs, where not c's (Peer)
+}
 
 // Stream is the context's current CUstream: the device's own stream, or
 // the one an OnStream enqueues on while its Step runs.
@@ -158,7 +162,13 @@ func (x *Exec) Free(p DevicePtr) { x.c.free(p) }
 // done (its work waited for, or captured into a graph): for what an op
 // prepared earlier in the same call may still use, such as a workspace
 // replaced by a larger one.
-func (x *Exec) AfterCall(f func()) { x.c.afterCall = append(x.c.afterCall, f) }
+func (x *Exec) AfterCall(f func()) {
+	c := x.c
+	if x.home != nil {
+		c = x.home
+	}
+	c.afterCall = append(c.afterCall, f)
+}
 
 // State returns the library's state for this context under key, made by
 // make on first use. If the state is an io.Closer, it is closed with the

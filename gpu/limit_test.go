@@ -6,99 +6,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cudarepl/gpu/share"
 )
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"0", 0, false},
-		{"4096", 4096, false},
-		{"512B", 512, false},
-		{"1KiB", 1 << 10, false},
-		{"8GiB", 8 << 30, false},
-		{"8G", 8 << 30, false},
-		{"8GB", 8 << 30, false},
-		{"8gi", 8 << 30, false},
-		{" 8 GiB ", 8 << 30, false},
-		{"1.5GiB", 3 << 29, false},
-		{"512MiB", 512 << 20, false},
-		{"2TiB", 2 << 40, false},
-		{"", 0, true},
-		{"GiB", 0, true},
-		{"8 gigs", 0, true},
-		{"-1GiB", 0, true},
-		{"8PiB", 0, true},
-		{"1e30", 0, true},
-		{"NaN", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
-		if got != tt.want || (err != nil) != tt.wantErr {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
-		if err != nil && !strings.Contains(err.Error(), "write it as 8GiB") {
-			t.Errorf("ParseSize(%q) error %q does not say how to write a size", tt.in, err)
-		}
-	}
-}
-
-func TestBudgetFrom(t *testing.T) {
-	tests := []struct {
-		setting string
-		want    memBudget
-		wantErr string
-	}{
-		{"", memBudget{}, ""},
-		{"off", memBudget{}, ""},
-		{"0", memBudget{}, ""},
-		{"0GiB", memBudget{}, ""},
-		{"8GiB", memBudget{Limit: 8 << 30, Setting: "8GiB"}, ""},
-		{"8 gigs", memBudget{}, `gpu: CUDAREPL_MEM_LIMIT=8 gigs: "8 gigs" is not a size of memory: write it as 8GiB, 512MiB, 1.5GiB or a number of bytes`},
-	}
-	for _, tt := range tests {
-		got, err := budgetFrom(tt.setting)
-		if got != tt.want || errText(err) != tt.wantErr {
-			t.Errorf("budgetFrom(%q) = %+v, %q; want %+v, %q", tt.setting, got, errText(err), tt.want, tt.wantErr)
-		}
-	}
-}
-
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func TestMemBudget(t *testing.T) {
+// TestAdmit: an allocation past the budget is refused with a *BudgetError
+// that is out of memory and says how much of the budget is free.
+func TestAdmit(t *testing.T) {
 	const gib = 1 << 30
-	eight := memBudget{Limit: 8 * gib, Setting: "8GiB"}
+	eight := share.Budget{Limit: 8 * gib, Setting: "8GiB"}
 	tests := []struct {
 		desc                   string
-		b                      memBudget
-		free, total, used      int64
-		wantFree, wantTotal    int64
-		ask                    int64
+		b                      share.Budget
+		used, ask              int64
 		wantRefused            bool
 		wantInMsg1, wantInMsg2 string
 	}{
-		{"no budget: the device as it is", memBudget{}, 70 * gib, 80 * gib, 0, 70 * gib, 80 * gib, 75 * gib, false, "", ""},
-		{"the budget looks like the device", eight, 70 * gib, 80 * gib, 0, 8 * gib, 8 * gib, 8 * gib, false, "", ""},
-		{"what is in use is not free", eight, 70 * gib, 80 * gib, 3 * gib, 5 * gib, 8 * gib, 5 * gib, false, "", ""},
-		{"over by a byte", eight, 70 * gib, 80 * gib, 3 * gib, 5 * gib, 8 * gib, 5*gib + 1, true, "5.0 GiB of its 8.0 GiB", "CUDAREPL_MEM_LIMIT=8GiB"},
-		{"the device has less free than the budget", eight, 2 * gib, 80 * gib, 1 * gib, 2 * gib, 8 * gib, 12 * gib, true, "alloc of 12.0 GiB", "7.0 GiB of its 8.0 GiB"},
-		{"a small device", eight, 3 * gib, 4 * gib, 0, 3 * gib, 4 * gib, 1, false, "", ""},
-		{"more in use than the budget (a workspace let past it)", eight, 70 * gib, 80 * gib, 9 * gib, 0, 8 * gib, 1, true, "0 bytes of its 8.0 GiB", ""},
+		{"no budget", share.Budget{}, 0, 75 * gib, false, "", ""},
+		{"within it", eight, 3 * gib, 5 * gib, false, "", ""},
+		{"over by a byte", eight, 3 * gib, 5*gib + 1, true, "5.0 GiB of its 8.0 GiB", "CUDAREPL_MEM_LIMIT=8GiB"},
+		{"far over", eight, 1 * gib, 12 * gib, true, "alloc of 12.0 GiB", "7.0 GiB of its 8.0 GiB"},
+		{"more in use than the budget (a workspace let past it)", eight, 9 * gib, 1, true, "0 bytes of its 8.0 GiB", ""},
 	}
 	for _, tt := range tests {
-		free, total := tt.b.view(tt.free, tt.total, tt.used)
-		if free != tt.wantFree || total != tt.wantTotal {
-			t.Errorf("%s: view(%d, %d, %d) = %d, %d; want %d, %d", tt.desc, tt.free, tt.total, tt.used, free, total, tt.wantFree, tt.wantTotal)
-		}
-		err := tt.b.admit("alloc", tt.ask, tt.used)
+		err := admit(tt.b, "alloc", tt.ask, tt.used)
 		if (err != nil) != tt.wantRefused {
 			t.Errorf("%s: admit(%d) = %v; want refused %v", tt.desc, tt.ask, err, tt.wantRefused)
 			continue
@@ -131,7 +62,7 @@ func TestBudgetErrorMessage(t *testing.T) {
 }
 
 // budgetFake is the fake device under this process's budget, as a
-// Context is: what it allocates counts against MemLimitEnv.
+// Context is: what it allocates counts against share.MemLimitEnv.
 type budgetFake struct{ *fakeDevice }
 
 func (f budgetFake) used() int64 {
@@ -148,7 +79,7 @@ func (f budgetFake) MemInfo() (int64, int64, error) {
 		return 0, 0, err
 	}
 	free, total, _ := f.fakeDevice.MemInfo()
-	free, total = b.view(free, total, f.used())
+	free, total = b.View(free, total, f.used())
 	return free, total, nil
 }
 
@@ -157,7 +88,7 @@ func (f budgetFake) Alloc(n int64) (DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := b.admit("alloc", n, f.used()); err != nil {
+	if err := admit(b, "alloc", n, f.used()); err != nil {
 		return 0, err
 	}
 	return f.fakeDevice.Alloc(n)
@@ -174,7 +105,7 @@ var _ = func() bool {
 // the budget as its memory, refuses past it in one sentence that names
 // the budget, as out of memory, and carries on.
 func TestWorkerMemLimit(t *testing.T) {
-	t.Setenv(MemLimitEnv, "1KiB") // the worker inherits it
+	t.Setenv(share.MemLimitEnv, "1KiB") // the worker inherits it
 	w, err := Open(Options{Timeout: 5 * time.Second, backend: "fake-budget", Stderr: &bytes.Buffer{}})
 	if err != nil {
 		t.Fatalf("Open(fake-budget) = %v", err)
@@ -203,7 +134,7 @@ func TestWorkerMemLimit(t *testing.T) {
 }
 
 func TestWorkerMemLimitBadSetting(t *testing.T) {
-	t.Setenv(MemLimitEnv, "8 gigs")
+	t.Setenv(share.MemLimitEnv, "8 gigs")
 	w, err := Open(Options{Timeout: 5 * time.Second, backend: "fake-budget", Stderr: &bytes.Buffer{}})
 	if err != nil {
 		t.Fatalf("Open(fake-budget) = %v", err)
@@ -211,6 +142,6 @@ func TestWorkerMemLimitBadSetting(t *testing.T) {
 	defer w.Close()
 	_, err = w.Alloc(1)
 	if want := `CUDAREPL_MEM_LIMIT=8 gigs: "8 gigs" is not a size of memory: write it as 8GiB`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Alloc under %s=8 gigs = %v; want it to say %q", MemLimitEnv, err, want)
+		t.Errorf("Alloc under %s=8 gigs = %v; want it to say %q", share.MemLimitEnv, err, want)
 	}
 }

@@ -3,99 +3,15 @@
 package gpu
 
 import (
-	"bufio"
 	"bytes"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"cudarepl/gpu/share"
 )
-
-func TestGPULockPath(t *testing.T) {
-	tests := []struct {
-		setting, pci, want string
-	}{
-		{"", "0000:1B:00.0", "/tmp/cudarepl-gpu-locks/gpu-0000_1b_00.0.lock"},
-		{"/var/lib/cudarepl/gpu-locks", "0000:41:00.0", "/var/lib/cudarepl/gpu-locks/gpu-0000_41_00.0.lock"},
-		{"/srv/locks", "", "/srv/locks/gpu-unknown.lock"},
-		{"/srv/locks", "../../etc/passwd", "/srv/locks/gpu-.._.._etc_passwd.lock"},
-		{"off", "0000:1b:00.0", ""},
-		{"OFF", "0000:1b:00.0", ""},
-	}
-	for _, tt := range tests {
-		if got := gpuLockPath(tt.setting, tt.pci); got != tt.want {
-			t.Errorf("gpuLockPath(%q, %q) = %q; want %q", tt.setting, tt.pci, got, tt.want)
-		}
-	}
-}
-
-// lockHolderEnv makes the test binary a process that holds a GPU's lock:
-// its value is the lock folder and the PCI address, split by a newline.
-const lockHolderEnv = "CUDAREPL_TEST_LOCK_HOLDER"
-
-// Started by holdLock, the test binary takes the lock, says "held", keeps
-// the lock until its standard input closes, and exits: before any test
-// runs, so that it is no test of its own.
-func init() {
-	v := os.Getenv(lockHolderEnv)
-	if v == "" {
-		return
-	}
-	dir, pci, _ := strings.Cut(v, "\n")
-	os.Setenv(GPULockEnv, dir)
-	timed("hold", pci, func() {}, func() error {
-		os.Stdout.WriteString("held\n")
-		io.Copy(io.Discard, os.Stdin)
-		return nil
-	})
-	os.Exit(0)
-}
-
-// holder is another process holding a GPU's lock.
-type holder struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-}
-
-// holdLock starts a process that holds the lock of GPU pci in dir, and
-// returns once it holds it.
-func holdLock(t *testing.T, dir, pci string) *holder {
-	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), lockHolderEnv+"="+dir+"\n"+pci)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the lock holder: %v", err)
-	}
-	h := &holder{cmd, stdin}
-	t.Cleanup(func() { h.cmd.Process.Kill(); h.cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- s
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case s := <-line:
-		if s != "held\n" {
-			t.Fatalf("the lock holder said %q; want \"held\"", s)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the lock holder did not take the lock within 10 s")
-	}
-	return h
-}
-
-// release makes the holder let go and exit.
-func (h *holder) release() { h.stdin.Close() }
 
 // syncBuffer is a bytes.Buffer safe for the writes of a goroutine.
 type syncBuffer struct {
@@ -115,196 +31,20 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// lockSetup points the lock at a fresh folder and the lock's messages at
-// the buffer it returns, with short beats, for one test.
-func lockSetup(t *testing.T) (dir string, out *syncBuffer) {
-	t.Helper()
-	dir = filepath.Join(t.TempDir(), "locks")
-	t.Setenv(GPULockEnv, dir)
-	out = &syncBuffer{}
-	oldOut, oldBeat, oldMax := lockOut, lockBeat, lockWaitMax
-	lockOut, lockBeat = out, 20*time.Millisecond
-	t.Cleanup(func() { lockOut, lockBeat, lockWaitMax = oldOut, oldBeat, oldMax })
-	return dir, out
-}
-
-// timedAsync runs timed in a goroutine and returns a channel that gets
-// its error once f has run, and a count of its beats.
-func timedAsync(pci string) (done chan error, ran *atomic.Bool, beats *atomic.Int32) {
-	done, ran, beats = make(chan error, 1), &atomic.Bool{}, &atomic.Int32{}
-	go func() {
-		done <- timed("bench vadd n=2^26", pci, func() { beats.Add(1) }, func() error {
-			ran.Store(true)
-			return nil
-		})
-	}()
-	return done, ran, beats
-}
-
-func TestGPULockSecondWaitsAndSaysSo(t *testing.T) {
-	dir, out := lockSetup(t)
-	const pci = "0000:1b:00.0"
-	h := holdLock(t, dir, pci)
-	done, ran, beats := timedAsync(pci)
-	time.Sleep(300 * time.Millisecond)
-	if ran.Load() {
-		t.Fatal("a timed region ran while another process held the GPU's lock")
-	}
-	if got := out.String(); got != WaitingMessage+"\n" {
-		t.Errorf("while waiting it said %q; want %q once", got, WaitingMessage)
-	}
-	if beats.Load() == 0 {
-		t.Error("no progress was reported while waiting: the worker's time limit would fire")
-	}
-	start := time.Now()
-	h.release()
-	select {
-	case err := <-done:
-		if err != nil || !ran.Load() {
-			t.Errorf("timed = %v (ran %v); want it to run once the lock is free", err, ran.Load())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the timed region did not run within 5 s of the lock's release")
-	}
-	t.Logf("ran %s after the holder let go", time.Since(start))
-}
-
-func TestGPULockCrashedHolderReleasesIt(t *testing.T) {
-	dir, _ := lockSetup(t)
-	const pci = "0000:1b:00.0"
-	h := holdLock(t, dir, pci)
-	done, ran, _ := timedAsync(pci)
-	time.Sleep(100 * time.Millisecond)
-	if ran.Load() {
-		t.Fatal("a timed region ran while another process held the GPU's lock")
-	}
-	h.cmd.Process.Signal(syscall.SIGKILL) // as the OOM killer, or the worker's time limit, would
-	select {
-	case err := <-done:
-		if err != nil || !ran.Load() {
-			t.Errorf("timed = %v (ran %v); want it to run once the holder died", err, ran.Load())
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a holder killed with SIGKILL still held the lock 5 s later")
-	}
-	// Killed before anyone waits, it leaves nothing to wait for either.
-	h2 := holdLock(t, dir, pci)
-	h2.cmd.Process.Signal(syscall.SIGKILL)
-	h2.cmd.Wait()
-	done, ran, _ = timedAsync(pci)
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the lock of a holder killed earlier is still held")
-	}
-}
-
-func TestGPULockOtherGPUDoesNotWait(t *testing.T) {
-	dir, out := lockSetup(t)
-	holdLock(t, dir, "0000:1b:00.0")
-	done, _, _ := timedAsync("0000:41:00.0")
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("timed on another GPU = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("timing on one GPU waited for another GPU's lock")
-	}
-	if out.String() != "" {
-		t.Errorf("timing on a free GPU said %q; want nothing", out.String())
-	}
-}
-
-func TestGPULockWaitLimit(t *testing.T) {
-	dir, _ := lockSetup(t)
-	lockWaitMax = 200 * time.Millisecond
-	const pci = "0000:1b:00.0"
-	h := holdLock(t, dir, pci)
-	done, ran, _ := timedAsync(pci)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the wait did not end at its limit")
-	}
-	if ran.Load() || err == nil || !strings.Contains(err.Error(), "gpu-0000_1b_00.0.lock another process holds") || !strings.Contains(err.Error(), "lslocks") {
-		t.Errorf("timed past the wait limit = %v (ran %v); want an error naming the lock file and lslocks, and nothing run", err, ran.Load())
-	}
-	// The wait given up on leaves no lock behind: once the holder goes,
-	// the next measurement takes it at once.
-	h.release()
-	h.cmd.Wait()
-	done, _, _ = timedAsync(pci)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("timed after the holder left = %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a wait given up on left the lock held")
-	}
-}
-
-func TestGPULockFolderForEveryone(t *testing.T) {
-	dir, _ := lockSetup(t)
-	old := syscall.Umask(0o077)
-	defer syscall.Umask(old)
-	if err := timed("bench x", "0000:1b:00.0", func() {}, func() error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil || fi.Mode()&os.ModePerm != 0o777 || fi.Mode()&os.ModeSticky == 0 {
-		t.Errorf("lock folder %s: %v, %v; want drwxrwxrwt, so that every learner can make a GPU's lock", dir, fi.Mode(), err)
-	}
-	fi, err = os.Stat(filepath.Join(dir, "gpu-0000_1b_00.0.lock"))
-	if err != nil || fi.Mode().Perm() != 0o644 {
-		t.Errorf("lock file: %v, %v; want -rw-r--r--, so that every learner can open it", fi.Mode(), err)
-	}
-}
-
-func TestGPULockUnusableTimesWithoutIt(t *testing.T) {
-	_, out := lockSetup(t)
-	notDir := filepath.Join(t.TempDir(), "a-file")
-	os.WriteFile(notDir, nil, 0o644)
-	t.Setenv(GPULockEnv, notDir)
-	for range 2 {
-		ran := false
-		if err := timed("bench x", "0000:1b:00.0", func() {}, func() error { ran = true; return nil }); err != nil || !ran {
-			t.Errorf("timed with an unusable lock = %v (ran %v); want it to run without the lock", err, ran)
-		}
-	}
-	if got := out.String(); strings.Count(got, "timing without the GPU's lock") != 1 || !strings.Contains(got, GPULockEnv) {
-		t.Errorf("with an unusable lock it said %q; want one warning that names %s", got, GPULockEnv)
-	}
-}
-
-func TestGPULockOff(t *testing.T) {
-	dir, out := lockSetup(t)
-	holdLock(t, dir, "0000:1b:00.0")
-	t.Setenv(GPULockEnv, "off")
-	done, _, _ := timedAsync("0000:1b:00.0")
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("with %s=off a measurement waited for the lock", GPULockEnv)
-	}
-	if out.String() != "" {
-		t.Errorf("with the lock off it said %q; want nothing", out.String())
-	}
-}
-
 // timedFake is the fake device whose Bench takes its turn as a
-// Context's does: the repetitions inside timed, a beat of no progress
-// while it waits.
-type timedFake struct{ *fakeDevice }
+// Context's does: the repetitions inside the GPU's lock, a beat of no
+// progress while it waits.
+type timedFake struct {
+	*fakeDevice
+	turns *share.Lock
+}
 
 func (f timedFake) Bench(b Bench) (Timing, error) {
 	if err := b.defaults(); err != nil {
 		return Timing{}, err
 	}
 	var t Timing
-	err := timed("bench "+b.Name, "0000:1b:00.0", func() { b.report(0, b.Warmup+b.Reps) }, func() error {
+	err := f.turns.Timed("bench "+b.Name, "0000:1b:00.0", func() { b.report(0, b.Warmup+b.Reps) }, func() error {
 		var err error
 		t, err = f.fakeDevice.Bench(b)
 		return err
@@ -314,7 +54,7 @@ func (f timedFake) Bench(b Bench) (Timing, error) {
 
 var _ = func() bool {
 	workerBackends["fake-timed"] = func() (Device, error) {
-		return timedFake{&fakeDevice{mem: map[DevicePtr][]byte{}, host: map[HostPtr][]byte{}, next: 0x10000}}, nil
+		return timedFake{&fakeDevice{mem: map[DevicePtr][]byte{}, host: map[HostPtr][]byte{}, next: 0x10000}, &share.Lock{}}, nil
 	}
 	return true
 }()
@@ -323,18 +63,26 @@ var _ = func() bool {
 // learner's, longer than the worker's time limit, says so on the
 // worker's standard error (which the learner sees), and then runs.
 func TestWorkerBenchWaitsItsTurn(t *testing.T) {
-	dir, _ := lockSetup(t) // the worker inherits the lock folder
+	t.Setenv(share.LockEnv, filepath.Join(t.TempDir(), "locks")) // the worker inherits the lock folder
 	stderr := &syncBuffer{}
-	const limit = 2 * time.Second // the worker beats every second (lockBeat) while it waits
+	const limit = 2 * time.Second // the worker beats every second (share.Lock's Beat) while it waits
 	w, err := Open(Options{Timeout: limit, backend: "fake-timed", Stderr: stderr})
 	if err != nil {
 		t.Fatalf("Open(fake-timed) = %v", err)
 	}
 	defer w.Close()
 	slow := fakeKernel(t, w, "slow")
-	h := holdLock(t, dir, "0000:1b:00.0")
+	// Another learner times: this process holds the GPU's lock, which
+	// excludes the worker's as another process's would.
+	held, release := make(chan struct{}), make(chan struct{})
+	go new(share.Lock).Timed("hold", "0000:1b:00.0", func() {}, func() error {
+		close(held)
+		<-release
+		return nil
+	})
+	<-held
 	hold := 2 * limit
-	time.AfterFunc(hold, h.release)
+	time.AfterFunc(hold, func() { close(release) })
 	start := time.Now()
 	var dones []int
 	tm, err := w.Bench(Bench{Ops: [][]Op{{Launch{Kernel: slow, Grid: Dim(1), Block: Dim(1)}}}, Warmup: 1, Reps: 2,
@@ -348,11 +96,11 @@ func TestWorkerBenchWaitsItsTurn(t *testing.T) {
 	if len(dones) == 0 || dones[0] != 0 || dones[len(dones)-1] != 3 {
 		t.Errorf("progress while waiting and running = %v; want 0s while it waits, then up to 3", dones)
 	}
-	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(stderr.String(), WaitingMessage) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(2 * time.Second); !strings.Contains(stderr.String(), share.WaitingMessage) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := stderr.String(); strings.Count(got, WaitingMessage) != 1 {
-		t.Errorf("the worker said %q; want %q once", got, WaitingMessage)
+	if got := stderr.String(); strings.Count(got, share.WaitingMessage) != 1 {
+		t.Errorf("the worker said %q; want %q once", got, share.WaitingMessage)
 	}
 	if w.Restarts() != 0 {
 		t.Errorf("the worker was restarted %d times while it waited; the wait must not count against its time limit", w.Restarts())

@@ -59,8 +59,8 @@ func Download[T Element](d Device, src DevicePtr, n int) ([]T, error) {
 }
 
 // MemInfo returns the free and total device memory in bytes
-// (cuMemGetInfo_v2). Under a budget (MemLimitEnv) the device looks as
-// large as the budget, and what is left of it is free where the device
+// (cuMemGetInfo_v2). Under a budget (share.MemLimitEnv) the device looks
+// as large as the budget, and what is left of it is free where the device
 // has that much free.
 func (c *Context) MemInfo() (free, total int64, err error) {
 	b, err := processBudget()
@@ -70,15 +70,15 @@ func (c *Context) MemInfo() (free, total int64, err error) {
 	err = c.do(func() error {
 		var f, t uint64
 		err := c.d.check(c.d.cuMemGetInfo(&f, &t), "cuMemGetInfo_v2", "")
-		free, total = b.view(int64(f), int64(t), c.allocated())
+		free, total = b.View(int64(f), int64(t), c.allocated())
 		return err
 	})
 	return free, total, err
 }
 
 // Alloc allocates bytes of device memory (cuMemAlloc_v2). Past the
-// process's budget (MemLimitEnv) it returns a *BudgetError and allocates
-// nothing.
+// process's budget (share.MemLimitEnv) it returns a *BudgetError and
+// allocates nothing.
 func (c *Context) Alloc(bytes int64) (DevicePtr, error) {
 	if bytes <= 0 {
 		return 0, fmt.Errorf("gpu: alloc %d bytes: size must be positive", bytes)
@@ -165,8 +165,11 @@ func (c *Context) AllocHost(bytes int64, pinned bool) (HostPtr, error) {
 	var p HostPtr
 	err := c.do(func() error {
 		if pinned {
+			// Portable: pinned for every GPU's context in the worker, not
+			// only this one's, so that another GPU copies from it directly.
+			const portable = 0x01 // CU_MEMHOSTALLOC_PORTABLE
 			var h unsafe.Pointer
-			if err := c.d.check(c.d.cuMemHostAlloc(&h, uint64(bytes), 0), "cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes)); err != nil {
+			if err := c.d.check(c.d.cuMemHostAlloc(&h, uint64(bytes), portable), "cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes)); err != nil {
 				return err
 			}
 			p = HostPtr(uintptr(h))

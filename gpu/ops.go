@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// Op is one piece of device work that Run, Capture, Timeline and Bench
-// enqueue. This package has Launch, Copy, Memset, GraphOp, OnStream,
-// Record, WaitFor and the host-side Sync, AllocSlot and FreeSlot; a library
-// package adds its own (a cuBLAS product, a cuDNN graph) by implementing
-// Op and registering the type with RegisterLibrary, so that it can cross to
-// the worker.
+// Op is one piece of device work that Run, Capture, Timeline, Bench and
+// RunMulti enqueue. This package has Launch, Copy, Memset, GraphOp,
+// OnStream, Record, WaitFor, the cross-GPU PeerCopy and WaitPeer, and the
+// host-side Sync, AllocSlot and FreeSlot; a library package adds its own
+// (a cuBLAS product, a cuDNN graph) by implementing Op and registering the
+// type with RegisterLibrary, so that it can cross to the worker.
 type Op interface {
 	// Name names the op in messages and timelines, e.g. "vadd_v1".
 	Name() string

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gpu
+package gpu_test
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/gpu/remote"
 )
 
 // sshTestEnv names the host these tests reach over ssh, with the
@@ -25,8 +28,8 @@ const sshTestEnv = "CUDAREPL_TEST_SSH"
 func sshHostForTest(t *testing.T) string {
 	t.Helper()
 	h := os.Getenv(sshTestEnv)
-	if h == "" || os.Getenv(SSHConfigEnv) == "" {
-		t.Skipf("no sshd to test with: scripts/ci/remote.sh starts one and sets $%s and $%s", sshTestEnv, SSHConfigEnv)
+	if h == "" || os.Getenv(remote.SSHConfigEnv) == "" {
+		t.Skipf("no sshd to test with: scripts/ci/remote.sh starts one and sets $%s and $%s", sshTestEnv, remote.SSHConfigEnv)
 	}
 	return h
 }
@@ -50,11 +53,11 @@ func TestRemoteOverSSH(t *testing.T) {
 	host := sshHostForTest(t)
 	dir := t.TempDir()
 	exe := fakeCudarepl(t, dir, "cudarepl", "exec env "+remoteWorkerEnv+"=1 '"+os.Args[0]+"' -test.run='^TestRemoteWorkerProcess$'")
-	r, err := SSH(host + ":" + exe)
+	r, err := remote.SSH(host + ":" + exe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(Options{Timeout: 10 * time.Second, backend: "fake", Stderr: io.Discard, Remote: r})
+	w, err := gpu.OpenBackend(gpu.Options{Timeout: 10 * time.Second, Stderr: io.Discard, Remote: r}, "fake")
 	if err != nil {
 		t.Fatalf("Open over ssh = %v", err)
 	}
@@ -62,8 +65,8 @@ func TestRemoteOverSSH(t *testing.T) {
 	if w.Host() != host {
 		t.Errorf("Host() = %q, want %q", w.Host(), host)
 	}
-	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 4)
-	child := openFake(t, 5*time.Second)
+	gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 4)
+	child := gpu.OpenFake(t, 5*time.Second)
 	pipe := openRemote(t, helperCommand("1"), 5*time.Second, nil)
 	m := medianCalls(t, 2000, child, pipe, w)
 	t.Logf("empty request: median %v through a child, %v through a pipe, %v over ssh to %s", m[0], m[1], m[2], host)
@@ -77,21 +80,21 @@ func TestRemoteOverSSH(t *testing.T) {
 		{"hang", time.Second, "ran past the 1s time limit"},
 		{"fault", 10 * time.Second, "faulted: CUDA_ERROR_ILLEGAL_ADDRESS"},
 	} {
-		w.opts.Timeout = k.limit
-		err := w.Launch(Launch{Kernel: fakeKernel(t, w, k.kernel), Grid: Dim(1), Block: Dim(1)})
+		w.SetTimeout(k.limit)
+		err := w.Launch(gpu.Launch{Kernel: gpu.FakeKernel(t, w, k.kernel), Grid: gpu.Dim(1), Block: gpu.Dim(1)})
 		if err == nil || !strings.Contains(err.Error(), k.cause+"; a fresh worker was started") {
 			t.Errorf("Launch(%s) over ssh = %v, want %q", k.kernel, err, k.cause)
 		}
-		fillAndCheck(t, w, fakeKernel(t, w, "fill"), 5)
+		gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 5)
 	}
 
 	// The ssh client dies in the middle of a call.
-	w.opts.Timeout = 5 * time.Second
-	hang := fakeKernel(t, w, "hang")
-	pid := w.p.cmd.Process.Pid
+	w.SetTimeout(5 * time.Second)
+	hang := gpu.FakeKernel(t, w, "hang")
+	pid := w.CommandPID()
 	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(pid, syscall.SIGKILL) })
-	err = w.Run(Launch{Kernel: hang, Grid: Dim(1), Block: Dim(1)})
-	var ce *ConnectionError
+	err = w.Run(gpu.Launch{Kernel: hang, Grid: gpu.Dim(1), Block: gpu.Dim(1)})
+	var ce *gpu.ConnectionError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "the connection to "+host+" was lost") {
 		t.Fatalf("a call while ssh is killed = %v, want the connection to %s lost", err, host)
 	}
@@ -100,7 +103,7 @@ func TestRemoteOverSSH(t *testing.T) {
 		t.Errorf("MemInfo before Reconnect = %v, want the lost connection again", err)
 	}
 	w.Reconnect()
-	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 6)
+	gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 6)
 }
 
 // TestSSHFailures: a bad host, a refused key, an unknown host key, a
@@ -120,23 +123,23 @@ func TestSSHFailures(t *testing.T) {
 		{"unknown-key", "gpu: the host key of unknown-key is not known here (Host key verification failed.): run 'ssh unknown-key' once", false},
 		{"closed-port", "gpu: cannot reach closed-port over ssh: connect to host", false},
 		{host + ":" + filepath.Join(dir, "none"), "gpu: " + host + " has no cudarepl (looked for " + filepath.Join(dir, "none") + "): run cudarepl with --remote-install to copy this one", true},
-		{host + ":" + old, "gpu: the cudarepl on " + host + " (0.0.1) speaks worker protocol 0, and this one speaks 1: run cudarepl with --remote-install", true},
+		{host + ":" + old, "gpu: the cudarepl on " + host + " (0.0.1) speaks worker protocol 0, and this one speaks 2: run cudarepl with --remote-install", true},
 		{host + ":" + noWorker, "gpu: the cudarepl on " + host + " has no worker command (it is older than remote workers): run cudarepl with --remote-install", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
-			r, err := SSH(tt.target)
+			r, err := remote.SSH(tt.target)
 			if err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			_, err = Open(Options{Timeout: time.Second, backend: "fake", Stderr: io.Discard, Remote: r})
+			_, err = gpu.OpenBackend(gpu.Options{Timeout: time.Second, Stderr: io.Discard, Remote: r}, "fake")
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("Open(%s) =\n%v\nwant one line starting\n%s", tt.target, err, tt.want)
 			}
-			var be *RemoteBinaryError
+			var be *remote.BinaryError
 			if errors.As(err, &be) != tt.binary || be != nil && !be.Installable {
-				t.Errorf("Open(%s) = %#v, want a RemoteBinaryError %v, installable", tt.target, err, tt.binary)
+				t.Errorf("Open(%s) = %#v, want a remote.BinaryError %v, installable", tt.target, err, tt.binary)
 			}
 			if d := time.Since(start); d > 20*time.Second {
 				t.Errorf("Open(%s) took %v", tt.target, d)
@@ -150,21 +153,21 @@ func TestSSHFailures(t *testing.T) {
 func TestSSHInstall(t *testing.T) {
 	host := sshHostForTest(t)
 	dest := filepath.Join(t.TempDir(), "sub", "cudarepl")
-	r, err := SSH(host + ":" + dest)
+	r, err := remote.SSH(host + ":" + dest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	where, err := InstallRemote(r, os.Args[0])
+	where, err := remote.Install(r, os.Args[0])
 	if err != nil || where != host+":"+dest {
-		t.Fatalf("InstallRemote = %q, %v; want %s:%s", where, err, host, dest)
+		t.Fatalf("Install = %q, %v; want %s:%s", where, err, host, dest)
 	}
 	got, err := os.Stat(dest)
 	want, _ := os.Stat(os.Args[0])
 	if err != nil || got.Size() != want.Size() || got.Mode().Perm()&0o100 == 0 {
 		t.Errorf("the copy: %v, %v; want %d bytes, executable", got, err, want.Size())
 	}
-	bad, _ := SSH("nosuchhost.invalid")
-	if _, err := InstallRemote(bad, os.Args[0]); err == nil || !strings.HasPrefix(err.Error(), "gpu: cannot reach nosuchhost.invalid over ssh") {
-		t.Errorf("InstallRemote to a bad host = %v", err)
+	bad, _ := remote.SSH("nosuchhost.invalid")
+	if _, err := remote.Install(bad, os.Args[0]); err == nil || !strings.HasPrefix(err.Error(), "gpu: cannot reach nosuchhost.invalid over ssh") {
+		t.Errorf("Install to a bad host = %v", err)
 	}
 }

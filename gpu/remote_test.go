@@ -1,6 +1,6 @@
 //go:build unix
 
-package gpu
+package gpu_test
 
 import (
 	"bufio"
@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,17 +18,20 @@ import (
 	"testing"
 	"time"
 
+	"cudarepl/gpu"
+	"cudarepl/gpu/remote"
 	"cudarepl/nvrtc"
 )
 
 // remoteWorkerEnv makes the test binary a remote worker's host end
-// (ServeRemote on its stdin and stdout); its value, where not "1", is the
+// (remote.Serve on its stdin and stdout); its value, where not "1", is the
 // backend it serves whatever the client asks for (so that a cudarepl,
 // which asks for the GPU, can be served the fake one).
 const remoteWorkerEnv = "CUDAREPL_TEST_REMOTE_WORKER"
 
 // TestRemoteWorkerProcess is not a test: run with remoteWorkerEnv set, as
-// the command of a Remote, it is "cudarepl worker", serving fakes.
+// the command of a remote.Transport, it is "cudarepl worker", serving
+// fakes.
 func TestRemoteWorkerProcess(t *testing.T) {
 	backend := os.Getenv(remoteWorkerEnv)
 	if backend == "" {
@@ -40,7 +41,7 @@ func TestRemoteWorkerProcess(t *testing.T) {
 	if backend != "1" {
 		in = withBackend(os.Stdin, backend)
 	}
-	os.Exit(ServeRemote("test", in, os.Stdout))
+	os.Exit(remote.Serve("test", in, os.Stdout))
 }
 
 // withBackend is in with the backend of the setup line, its first line,
@@ -48,11 +49,11 @@ func TestRemoteWorkerProcess(t *testing.T) {
 func withBackend(in io.Reader, backend string) io.Reader {
 	br := bufio.NewReader(in)
 	line, err := br.ReadString('\n')
-	var s remoteSetup
+	var s map[string]any // the setup, which a fake's backend replaces
 	if err != nil || json.Unmarshal([]byte(line), &s) != nil {
 		return io.MultiReader(strings.NewReader(line), br)
 	}
-	s.Backend = backend
+	s["Backend"] = backend
 	b, _ := json.Marshal(s)
 	return io.MultiReader(bytes.NewReader(append(b, '\n')), br)
 }
@@ -63,39 +64,21 @@ func helperCommand(backend string) string {
 	return fmt.Sprintf("env %s=%s %s -test.run=^TestRemoteWorkerProcess$", remoteWorkerEnv, backend, strconv.Quote(os.Args[0]))
 }
 
-// slowFake is the fake device with a MemInfo that takes as long as
-// $CUDAREPL_TEST_MEMINFO_DELAY says: a call of a REPL command ('mem')
-// that a test can cut in the middle.
-type slowFake struct{ *fakeDevice }
-
-func (f slowFake) MemInfo() (int64, int64, error) {
-	d, _ := time.ParseDuration(os.Getenv("CUDAREPL_TEST_MEMINFO_DELAY"))
-	time.Sleep(d)
-	return f.fakeDevice.MemInfo()
-}
-
-var _ = func() bool {
-	workerBackends["fake-slow"] = func() (Device, error) {
-		d, err := workerBackends["fake"]()
-		if err != nil {
-			return nil, err
-		}
-		return slowFake{d.(*fakeDevice)}, nil
-	}
-	return true
-}()
-
-// openRemote opens a fake worker through cmdline, closed when t ends.
-func openRemote(t *testing.T, cmdline string, timeout time.Duration, stderr io.Writer) *Worker {
+// openRemote opens a fake worker through cmdline, with what set changes
+// in its Transport, closed when t ends.
+func openRemote(t *testing.T, cmdline string, timeout time.Duration, stderr io.Writer, set ...func(*remote.Transport)) *gpu.Worker {
 	t.Helper()
-	r, err := WorkerCommand(cmdline)
+	r, err := remote.Command(cmdline)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range set {
+		f(r)
 	}
 	if stderr == nil {
 		stderr = &bytes.Buffer{}
 	}
-	w, err := Open(Options{Timeout: timeout, backend: "fake", Stderr: stderr, Remote: r})
+	w, err := gpu.OpenBackend(gpu.Options{Timeout: timeout, Stderr: stderr, Remote: r}, "fake")
 	if err != nil {
 		t.Fatalf("Open(remote fake) = %v", err)
 	}
@@ -114,7 +97,7 @@ func TestRemoteRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(w.Host(), "the worker (env ") {
 		t.Errorf("Host() = %q, want the command named", w.Host())
 	}
-	n := pipePiece + 4099 // more than a frame and a pipe piece
+	n := gpu.PipePiece + 4099 // more than a frame and a pipe piece
 	in := make([]byte, n)
 	for i := range in {
 		in[i] = byte(i*7 + i>>20)
@@ -130,13 +113,13 @@ func TestRemoteRoundTrip(t *testing.T) {
 	if err := w.Read(out, p); err != nil || !bytes.Equal(out, in) {
 		t.Errorf("Read after Write of %d bytes: equal %v, %v", n, bytes.Equal(out, in), err)
 	}
-	fillAndCheck(t, w, fakeKernel(t, w, "fill"), 2.5)
-	if got, err := w.Call(echo{"abc"}); err != nil || got != "cba" {
-		t.Errorf(`Call(echo{"abc"}) = %q, %v; want "cba"`, got, err)
+	gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 2.5)
+	if got, err := w.Call(gpu.Echo{Text: "abc"}); err != nil || got != "cba" {
+		t.Errorf(`Call(gpu.Echo{"abc"}) = %q, %v; want "cba"`, got, err)
 	}
-	slow := fakeKernel(t, w, "slow")
+	slow := gpu.FakeKernel(t, w, "slow")
 	last := 0
-	if _, err := w.Bench(Bench{Ops: [][]Op{{Launch{Kernel: slow, Grid: Dim(1), Block: Dim(1)}}}, Warmup: 1, Reps: 2,
+	if _, err := w.Bench(gpu.Bench{Ops: [][]gpu.Op{{gpu.Launch{Kernel: slow, Grid: gpu.Dim(1), Block: gpu.Dim(1)}}}, Warmup: 1, Reps: 2,
 		Progress: func(done, total int) { last = done }}); err != nil || last != 3 {
 		t.Errorf("Bench = %v, progress to %d; want nil, 3", err, last)
 	}
@@ -161,11 +144,11 @@ func TestRemoteRecovers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.kernel, func(t *testing.T) {
 			w := openRemote(t, helperCommand("1"), tt.limit, nil)
-			fill := fakeKernel(t, w, "fill")
-			bad := fakeKernel(t, w, tt.kernel)
+			fill := gpu.FakeKernel(t, w, "fill")
+			bad := gpu.FakeKernel(t, w, tt.kernel)
 			start := time.Now()
-			err := w.Launch(Launch{Kernel: bad, Grid: Dim(2), Block: Dim(32)})
-			var we *WorkerError
+			err := w.Launch(gpu.Launch{Kernel: bad, Grid: gpu.Dim(2), Block: gpu.Dim(32)})
+			var we *gpu.WorkerError
 			if !errors.As(err, &we) {
 				t.Fatalf("Launch(%s) = %v, want a *WorkerError", tt.kernel, err)
 			}
@@ -179,7 +162,7 @@ func TestRemoteRecovers(t *testing.T) {
 			if w.Restarts() != 1 {
 				t.Errorf("Restarts() = %d, want 1", w.Restarts())
 			}
-			fillAndCheck(t, w, fill, 7)
+			gpu.FillAndCheck(t, w, fill, 7)
 		})
 	}
 }
@@ -189,8 +172,6 @@ func TestRemoteRecovers(t *testing.T) {
 // was lost, later calls say so at once without trying, and after
 // Reconnect the next call connects again.
 func TestRemoteConnectionLost(t *testing.T) {
-	defer func(d time.Duration) { remoteSilence = d }(remoteSilence)
-	remoteSilence = 2 * time.Second
 	tests := []struct {
 		desc    string
 		cut     func(pid int) error
@@ -201,14 +182,14 @@ func TestRemoteConnectionLost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			w := openRemote(t, helperCommand("1"), 20*time.Second, nil)
-			slow := fakeKernel(t, w, "hang")
-			pid := w.p.cmd.Process.Pid
+			w := openRemote(t, helperCommand("1"), 20*time.Second, nil, func(r *remote.Transport) { r.Silence = 2 * time.Second })
+			slow := gpu.FakeKernel(t, w, "hang")
+			pid := w.CommandPID()
 			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 			time.AfterFunc(300*time.Millisecond, func() { tt.cut(pid) })
 			start := time.Now()
-			err := w.Launch(Launch{Kernel: slow, Grid: Dim(1), Block: Dim(1)})
-			var ce *ConnectionError
+			err := w.Launch(gpu.Launch{Kernel: slow, Grid: gpu.Dim(1), Block: gpu.Dim(1)})
+			var ce *gpu.ConnectionError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "the connection to the worker (env ") ||
 				!strings.Contains(err.Error(), "was lost ("+tt.wantWhy+"); the next command connects again") {
 				t.Fatalf("Launch during a cut = %v, want the connection lost (%s)", err, tt.wantWhy)
@@ -224,7 +205,7 @@ func TestRemoteConnectionLost(t *testing.T) {
 			if free, _, err := w.MemInfo(); err != nil || free != 1<<30 {
 				t.Errorf("MemInfo after Reconnect = %d, %v; want a fresh connection to answer", free, err)
 			}
-			fillAndCheck(t, w, fakeKernel(t, w, "fill"), 3)
+			gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 3)
 		})
 	}
 }
@@ -238,14 +219,14 @@ func TestRemoteStartFailures(t *testing.T) {
 		desc    string
 		script  string
 		want    string
-		binary  bool // a *RemoteBinaryError
+		binary  bool // a *remote.BinaryError
 		noGPU   bool
 		backend string
 	}{
 		{"no cudarepl there", "echo cudarepl-host Linux riscv64; echo cudarepl-missing",
-			"gpu: the worker (sh -c …) has no cudarepl (looked in ~/.cache/cudarepl/worker-1, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): the worker (sh -c …) runs Linux riscv64 and this cudarepl is built for " + here + ": build one for it (GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 go build ./cmd/cudarepl) and copy it to ~/.cache/cudarepl/worker-1/cudarepl there", true, false, ""},
+			"gpu: the worker (sh -c …) has no cudarepl (looked in ~/.cache/cudarepl/worker-2, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): the worker (sh -c …) runs Linux riscv64 and this cudarepl is built for " + here + ": build one for it (GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 go build ./cmd/cudarepl) and copy it to ~/.cache/cudarepl/worker-2/cudarepl there", true, false, ""},
 		{"another protocol", "echo cudarepl-worker 0 0.0.9 linux/amd64; cat >/dev/null",
-			"gpu: the cudarepl on the worker (sh -c …) (0.0.9) speaks worker protocol 0, and this one speaks 1: install there a cudarepl that speaks worker protocol 1", true, false, ""},
+			"gpu: the cudarepl on the worker (sh -c …) (0.0.9) speaks worker protocol 0, and this one speaks 2: install there a cudarepl that speaks worker protocol 2", true, false, ""},
 		{"a cudarepl without the worker command", `echo 'cudarepl: unknown command "worker" (try '"'"'cudarepl help'"'"')' >&2; exit 2`,
 			"gpu: the cudarepl on the worker (sh -c …) has no worker command (it is older than remote workers): install there", true, false, ""},
 		{"no such command", "exec /nonexistent/cudarepl worker",
@@ -268,52 +249,30 @@ func TestRemoteStartFailures(t *testing.T) {
 			noGPU   bool
 			backend string
 		}{"no cudarepl there, this system", "echo cudarepl-host " + uname + "; echo cudarepl-missing",
-			"gpu: the worker (sh -c …) has no cudarepl (looked in ~/.cache/cudarepl/worker-1, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): install there a cudarepl that speaks worker protocol 1 (this one does), where the worker command finds it", true, false, ""})
+			"gpu: the worker (sh -c …) has no cudarepl (looked in ~/.cache/cudarepl/worker-2, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): install there a cudarepl that speaks worker protocol 2 (this one does), where the worker command finds it", true, false, ""})
 	}
 	for _, tt := range tests {
 		t.Run(tt.desc, func(t *testing.T) {
-			r := &Remote{Name: "the worker (sh -c …)", Argv: []string{"sh", "-c", tt.script}}
+			r := &remote.Transport{Name: "the worker (sh -c …)", Argv: []string{"sh", "-c", tt.script}}
 			start := time.Now()
-			_, err := Open(Options{Timeout: time.Second, backend: "fake", Stderr: io.Discard, Remote: r})
+			_, err := gpu.OpenBackend(gpu.Options{Timeout: time.Second, Stderr: io.Discard, Remote: r}, "fake")
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 				t.Errorf("Open =\n%v\nwant prefix\n%s", err, tt.want)
 			}
-			var be *RemoteBinaryError
+			var be *remote.BinaryError
 			if errors.As(err, &be) != tt.binary {
-				t.Errorf("Open = %T, a *RemoteBinaryError: %v, want %v", err, errors.As(err, &be), tt.binary)
+				t.Errorf("Open = %T, a *remote.BinaryError: %v, want %v", err, errors.As(err, &be), tt.binary)
 			}
 			if be != nil && be.Installable {
 				t.Errorf("Installable = true for a worker command, which --remote-install cannot reach")
 			}
-			if errors.Is(err, ErrNoGPU) != tt.noGPU {
-				t.Errorf("errors.Is(err, ErrNoGPU) = %v, want %v", errors.Is(err, ErrNoGPU), tt.noGPU)
+			if errors.Is(err, gpu.ErrNoGPU) != tt.noGPU {
+				t.Errorf("errors.Is(err, gpu.ErrNoGPU) = %v, want %v", errors.Is(err, gpu.ErrNoGPU), tt.noGPU)
 			}
 			if d := time.Since(start); d > 8*time.Second {
 				t.Errorf("the failure took %v", d)
 			}
 		})
-	}
-}
-
-// TestRemoteBinaryErrorFixes: what the sentence tells to do, by what is
-// known of the host.
-func TestRemoteBinaryErrorFixes(t *testing.T) {
-	here := runtime.GOOS + "/" + runtime.GOARCH
-	tests := []struct {
-		e    RemoteBinaryError
-		want string
-	}{
-		{RemoteBinaryError{Host: "gpu1", Problem: "gpu1 has no cudarepl (…)", Platform: "Linux x86_64", Installable: true},
-			"gpu: gpu1 has no cudarepl (…): run cudarepl with --remote-install to copy this one (" + here + ") to ~/.cache/cudarepl/worker-1/cudarepl there, or install there a cudarepl that speaks worker protocol 1"},
-		{RemoteBinaryError{Host: "gpu1", Problem: "gpu1 has no cudarepl (…)", Platform: "Linux riscv64"},
-			"gpu: gpu1 has no cudarepl (…): gpu1 runs Linux riscv64 and this cudarepl is built for " + here + ": build one for it (GOOS=linux GOARCH=riscv64 CGO_ENABLED=0 go build ./cmd/cudarepl) and copy it to ~/.cache/cudarepl/worker-1/cudarepl there"},
-		{RemoteBinaryError{Host: "box", Problem: "box has no cudarepl"},
-			"gpu: box has no cudarepl: install there a cudarepl that speaks worker protocol 1 (this one does), where the worker command finds it"},
-	}
-	for _, tt := range tests {
-		if got := tt.e.Error(); got != tt.want {
-			t.Errorf("Error() =\n%s\nwant\n%s", got, tt.want)
-		}
 	}
 }
 
@@ -350,7 +309,7 @@ func TestRemoteEnvForwarded(t *testing.T) {
 	t.Setenv("CUDAREPL_HIDE", "nvrtc")
 	w := openRemote(t, helperCommand("1"), 5*time.Second, nil)
 	_, err := w.Compile(nvrtc.Source{Name: "k.cu", Code: "x"}, nvrtc.CompileOptions{})
-	if !errors.Is(err, ErrNoGPU) || !strings.HasPrefix(err.Error(), "gpu: on the worker (env ") || !strings.Contains(err.Error(), "NVRTC hidden by CUDAREPL_HIDE=nvrtc") {
+	if !errors.Is(err, gpu.ErrNoGPU) || !strings.HasPrefix(err.Error(), "gpu: on the worker (env ") || !strings.Contains(err.Error(), "NVRTC hidden by CUDAREPL_HIDE=nvrtc") {
 		t.Errorf("Compile with NVRTC hidden = %v, want the host's NVRTC hidden, and where", err)
 	}
 }
@@ -359,22 +318,22 @@ func TestRemoteEnvForwarded(t *testing.T) {
 // logs there, and its logs come back, one a worker process, after a
 // fault as well.
 func TestRemoteWrapperLogs(t *testing.T) {
-	wrap := &Wrapper{Name: "a test wrapper", Argv: []string{"sh", "-c", `echo "wrapped $1" > "$0/w.$1.log"; exec "$2"`, LogDir, LogStart}}
-	for _, remote := range []bool{false, true} {
-		t.Run(fmt.Sprintf("remote %v", remote), func(t *testing.T) {
-			o := Options{Timeout: 5 * time.Second, backend: "fake", Stderr: io.Discard, Wrap: wrap}
-			if remote {
-				o.Remote, _ = WorkerCommand(helperCommand("1"))
+	wrap := &gpu.Wrapper{Name: "a test wrapper", Argv: []string{"sh", "-c", `echo "wrapped $1" > "$0/w.$1.log"; exec "$2"`, gpu.LogDir, gpu.LogStart}}
+	for _, far := range []bool{false, true} {
+		t.Run(fmt.Sprintf("remote %v", far), func(t *testing.T) {
+			o := gpu.Options{Timeout: 5 * time.Second, Stderr: io.Discard, Wrap: wrap}
+			if far {
+				o.Remote, _ = remote.Command(helperCommand("1"))
 			}
-			w, err := Open(o)
+			w, err := gpu.OpenBackend(o, "fake")
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			if err := w.Launch(Launch{Kernel: fakeKernel(t, w, "fault"), Grid: Dim(1), Block: Dim(1)}); err == nil {
+			if err := w.Launch(gpu.Launch{Kernel: gpu.FakeKernel(t, w, "fault"), Grid: gpu.Dim(1), Block: gpu.Dim(1)}); err == nil {
 				t.Fatal("the fault did not fail")
 			}
-			fillAndCheck(t, w, fakeKernel(t, w, "fill"), 1)
+			gpu.FillAndCheck(t, w, gpu.FakeKernel(t, w, "fill"), 1)
 			logs, err := w.WrapperLogs()
 			if want := []string{"wrapped 001\n", "wrapped 002\n"}; err != nil || !slices.Equal(logs, want) {
 				t.Errorf("WrapperLogs = %q, %v; want %q", logs, err, want)
@@ -386,9 +345,9 @@ func TestRemoteWrapperLogs(t *testing.T) {
 // TestRemoteWrapperMissingThere: a wrapper's program missing on the
 // host is one sentence that says so.
 func TestRemoteWrapperMissingThere(t *testing.T) {
-	r, _ := WorkerCommand(helperCommand("1"))
-	_, err := Open(Options{Timeout: time.Second, backend: "fake", Stderr: io.Discard, Remote: r,
-		Wrap: &Wrapper{Name: "compute-sanitizer memcheck", Argv: []string{"/opt/nowhere/compute-sanitizer-for-a-test", "--tool", "memcheck"}}})
+	r, _ := remote.Command(helperCommand("1"))
+	_, err := gpu.OpenBackend(gpu.Options{Timeout: time.Second, Stderr: io.Discard, Remote: r,
+		Wrap: &gpu.Wrapper{Name: "compute-sanitizer memcheck", Argv: []string{"/opt/nowhere/compute-sanitizer-for-a-test", "--tool", "memcheck"}}}, "fake")
 	if err == nil || !strings.Contains(err.Error(), "start the worker under compute-sanitizer memcheck on ") ||
 		!strings.Contains(err.Error(), "compute-sanitizer-for-a-test is not installed there") {
 		t.Errorf("Open under a wrapper missing on the host = %v", err)
@@ -399,184 +358,15 @@ func TestRemoteWrapperMissingThere(t *testing.T) {
 // worker behind it.
 func TestRemoteCloseEndsHost(t *testing.T) {
 	w := openRemote(t, helperCommand("1"), time.Second, nil)
-	p := w.p
-	if err := w.Close(); err != nil {
+	exited, got, err := w.CloseForTest()
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-p.exited:
-	default:
+	if !exited {
 		t.Errorf("the command is still running after Close")
 	}
-	if got := p.exitCause(); got != "exit status 0" {
+	if got != "exit status 0" {
 		t.Errorf("the worker there ended with %q, want exit status 0", got)
-	}
-}
-
-func TestSplitWords(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-		err  bool
-	}{
-		{"ssh gpu1 cudarepl worker", []string{"ssh", "gpu1", "cudarepl", "worker"}, false},
-		{`docker exec -i "my box" cudarepl  worker`, []string{"docker", "exec", "-i", "my box", "cudarepl", "worker"}, false},
-		{`sh -c 'echo "$HOME"; exit'`, []string{"sh", "-c", `echo "$HOME"; exit`}, false},
-		{`a\ b "c\"d" e''f`, []string{"a b", `c"d`, "ef"}, false},
-		{`'open`, nil, true},
-		{`"open`, nil, true},
-		{"", nil, false},
-	}
-	for _, tt := range tests {
-		got, err := splitWords(tt.in)
-		if !slices.Equal(got, tt.want) || (err != nil) != tt.err {
-			t.Errorf("splitWords(%q) = %q, %v; want %q, error %v", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-}
-
-func TestSSHHost(t *testing.T) {
-	tests := []struct {
-		argv []string
-		want string
-	}{
-		{[]string{"ssh", "gpu1", "cudarepl", "worker"}, "gpu1"},
-		{[]string{"/usr/bin/ssh", "-p", "2222", "-F", "cfg", "-T", "me@gpu1", "cudarepl", "worker"}, "gpu1"},
-		{[]string{"ssh", "-o", "BatchMode=yes", "--", "me@box", "x"}, "box"},
-		{[]string{"docker", "exec", "-i", "box"}, ""},
-	}
-	for _, tt := range tests {
-		if got := sshHost(tt.argv); got != tt.want {
-			t.Errorf("sshHost(%q) = %q, want %q", tt.argv, got, tt.want)
-		}
-	}
-}
-
-func TestSSH(t *testing.T) {
-	t.Setenv(SSHConfigEnv, "/tmp/cfg")
-	tests := []struct {
-		target, name, dest, script string
-		err                        string
-	}{
-		{"gpu1", "gpu1", "gpu1", `"$HOME/.cache/cudarepl/worker-1/cudarepl" "$(command -v cudarepl)"`, ""},
-		{"me@gpu1:bin/cudarepl", "gpu1", "me@gpu1", `for c in "bin/cudarepl"; do`, ""},
-		{"gpu1:~/my tools/cudarepl", "gpu1", "gpu1", `for c in "$HOME/my tools/cudarepl"; do`, ""},
-		{"[::1]:/opt/c", "::1", "[::1]", `for c in "/opt/c"; do`, ""},
-		{"", "", "", "", "names no host"},
-		{"me@", "", "", "", "names no host"},
-		{"-oProxyCommand=x", "", "", "", "is not a host name"},
-		{"gpu1;reboot", "", "", "", "is not a host name"},
-	}
-	for _, tt := range tests {
-		r, err := SSH(tt.target)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("SSH(%q) = %v, want an error saying it %s", tt.target, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("SSH(%q) = %v", tt.target, err)
-			continue
-		}
-		n := len(r.Argv)
-		if r.Name != tt.name || r.Argv[0] != "ssh" || r.Argv[1] != "-F" || r.Argv[2] != "/tmp/cfg" || !slices.Contains(r.Argv, "BatchMode=yes") ||
-			r.Argv[n-3] != "--" || r.Argv[n-2] != tt.dest || !strings.HasPrefix(r.Argv[n-1], "sh -c '") || !strings.Contains(r.Argv[n-1], tt.script) {
-			t.Errorf("SSH(%q) = %q named %q; want %s named %s running %s", tt.target, r.Argv, r.Name, tt.dest, tt.name, tt.script)
-		}
-	}
-}
-
-// TestSSHScript runs the script a host's shell runs, here, with a fake
-// home: it finds the installed copy first, then one on PATH, else says
-// it found none.
-func TestSSHScript(t *testing.T) {
-	home := t.TempDir()
-	bin := t.TempDir()
-	run := func() string {
-		r, _ := SSH("host")
-		script, _ := splitWords(r.Argv[len(r.Argv)-1])
-		cmd := exec.Command(script[0], script[1:]...)
-		cmd.Env = []string{"HOME=" + home, "PATH=" + bin + ":/usr/bin:/bin"}
-		out, _ := cmd.Output()
-		return string(out)
-	}
-	if got := run(); !strings.HasPrefix(got, "cudarepl-host ") || !strings.HasSuffix(got, "\ncudarepl-missing\n") {
-		t.Errorf("with no cudarepl the script says %q", got)
-	}
-	fake := func(path, says string) {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		os.WriteFile(path, []byte("#!/bin/sh\necho "+says+" \"$@\"\n"), 0o755)
-	}
-	fake(filepath.Join(bin, "cudarepl"), "on-path")
-	if got := run(); !strings.HasSuffix(got, "\non-path worker\n") {
-		t.Errorf("with a cudarepl on PATH the script says %q", got)
-	}
-	fake(filepath.Join(home, remoteCache), "installed")
-	if got := run(); !strings.HasSuffix(got, "\ninstalled worker\n") {
-		t.Errorf("with an installed copy the script says %q", got)
-	}
-}
-
-func TestUnamePlatform(t *testing.T) {
-	tests := []struct{ uname, goos, goarch string }{
-		{"Linux x86_64", "linux", "amd64"},
-		{"Linux aarch64", "linux", "arm64"},
-		{"Darwin arm64", "darwin", "arm64"},
-		{"Linux ppc64le", "linux", "ppc64le"},
-		{"SunOS sun4v", "", ""},
-		{"", "", ""},
-	}
-	for _, tt := range tests {
-		if goos, goarch := unamePlatform(tt.uname); goos != tt.goos || goarch != tt.goarch {
-			t.Errorf("unamePlatform(%q) = %s/%s, want %s/%s", tt.uname, goos, goarch, tt.goos, tt.goarch)
-		}
-	}
-}
-
-func TestSSHFailure(t *testing.T) {
-	tests := []struct{ said, want string }{
-		{"me@gpu1: Permission denied (publickey).", "gpu: gpu1 refused the ssh key (me@gpu1: Permission denied (publickey).): 'ssh gpu1' must log in without a password"},
-		{"Host key verification failed.", "gpu: the host key of gpu1 is not known here (Host key verification failed.): run 'ssh gpu1' once to check it and accept it"},
-		{"ssh: Could not resolve hostname gpu1: Name or service not known", "gpu: cannot reach gpu1 over ssh: Could not resolve hostname gpu1: Name or service not known (is the name right, or in ~/.ssh/config?)"},
-		{"ssh: connect to host gpu1 port 22: Connection refused", "gpu: cannot reach gpu1 over ssh: connect to host gpu1 port 22: Connection refused"},
-		{"", "gpu: cannot reach gpu1 over ssh: exit status 255"},
-	}
-	for _, tt := range tests {
-		err := sshFailure("gpu1", errors.New("exit status 255"), tt.said)
-		if !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("sshFailure(%q) =\n%v\nwant prefix\n%s", tt.said, err, tt.want)
-		}
-	}
-}
-
-// TestFrames: frames cross as they were written, and a frame larger
-// than any may be is refused.
-func TestFrames(t *testing.T) {
-	var buf bytes.Buffer
-	fw := &frameWriter{w: &buf}
-	fw.frame(frameExit, []byte("signal: killed"))
-	fw.beat()
-	big := bytes.Repeat([]byte("x"), 3<<20)
-	fw.Write(big)
-	br := bufio.NewReader(&buf)
-	var kinds []byte
-	var data []byte
-	for {
-		k, p, err := readFrame(br)
-		if err != nil {
-			break
-		}
-		kinds = append(kinds, k)
-		if k == frameData {
-			data = append(data, p...)
-		}
-	}
-	if string(kinds) != "xhddd" || !bytes.Equal(data, big) {
-		t.Errorf("frames %q with %d bytes of data, want \"xhddd\" with %d", kinds, len(data), len(big))
-	}
-	if _, _, err := readFrame(bufio.NewReader(bytes.NewReader([]byte{'d', 0xff, 0xff, 0xff, 0xff}))); err == nil || !strings.Contains(err.Error(), "more than") {
-		t.Errorf("readFrame(4 GiB) = %v, want it refused", err)
 	}
 }
 
@@ -589,7 +379,7 @@ func TestRemoteLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a measurement")
 	}
-	child := openFake(t, 5*time.Second)
+	child := gpu.OpenFake(t, 5*time.Second)
 	pipe := openRemote(t, helperCommand("1"), 5*time.Second, nil)
 	m := medianCalls(t, 2000, child, pipe)
 	t.Logf("empty request through a child (fds 3 and 4): median %v", m[0])
@@ -598,7 +388,7 @@ func TestRemoteLatency(t *testing.T) {
 
 // medianCalls is the median time of n MemInfo calls to each of ws, the
 // calls made in turns.
-func medianCalls(t *testing.T, n int, ws ...*Worker) []time.Duration {
+func medianCalls(t *testing.T, n int, ws ...*gpu.Worker) []time.Duration {
 	t.Helper()
 	ds := make([][]time.Duration, len(ws))
 	for range n {

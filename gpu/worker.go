@@ -8,11 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
+	"cudarepl/internal/sysproc"
 	"cudarepl/nvrtc"
 )
 
@@ -33,10 +32,10 @@ type Options struct {
 	// wrote.
 	Wrap *Wrapper
 	// Remote, if set, runs every worker process elsewhere, through a
-	// command whose stdin and stdout are its pipe (SSH, WorkerCommand);
+	// command whose stdin and stdout are its pipe (package gpu/remote);
 	// when nil, where $CUDAREPL_WORKER_CMD or $CUDAREPL_REMOTE say
-	// (RemoteFromEnv), else here. A Wrapper then runs there too.
-	Remote *Remote
+	// (DefaultRemote), else here. A Wrapper then runs there too.
+	Remote Transport
 
 	backend string // what the worker serves; "gpu" when empty (tests use fakes)
 }
@@ -50,6 +49,14 @@ type Options struct {
 // remote worker whose connection is lost returns a *ConnectionError
 // instead, and connects again after Reconnect.
 type Worker struct {
+	*workerState
+	ordinal int        // the GPU of the worker process its calls run on: 0, or i for a view from On
+	gpuInfo DeviceInfo // GPU ordinal's description, for a view
+}
+
+// workerState is a worker process and what it made, which a Worker shares
+// with its views of the process's other GPUs (On).
+type workerState struct {
 	opts Options
 
 	mu       sync.Mutex
@@ -57,7 +64,7 @@ type Worker struct {
 	info     DeviceInfo
 	restarts int
 	images   map[string]*nvrtc.Image // every image loaded, to reload after a restart
-	loaded   map[kernelKey]bool      // kernels loaded in the current process
+	loaded   map[loadedKernel]bool   // kernels loaded in the current process, on their GPU
 	owned    map[owned]bool          // memory and graphs made by the current process
 	gone     map[owned]bool          // made by a process since replaced, and not yet freed
 	closed   bool
@@ -77,8 +84,9 @@ type proc struct {
 	bw      *bufio.Writer
 	replies chan reply // closed when the worker's pipe ends
 	exited  chan struct{}
-	waitErr error       // set before exited closes
-	remote  *remoteConn // the connection to a worker elsewhere; nil for a child of this process
+	waitErr error  // set before exited closes
+	link    Link   // the connection to a worker elsewhere; nil for a child of this process
+	host    string // where a worker elsewhere runs, for messages
 }
 
 // Open starts a worker process for GPU 0 and returns it once the worker has
@@ -99,7 +107,7 @@ func Open(opts ...Options) (*Worker, error) {
 		o.backend = "gpu"
 	}
 	if o.Remote == nil {
-		r, err := RemoteFromEnv()
+		r, err := DefaultRemote()
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +117,7 @@ func Open(opts ...Options) (*Worker, error) {
 		return nil, fmt.Errorf("gpu: this program cannot start itself as a GPU worker: its main package must import cudarepl/worker " +
 			"(a test of a package below it calls gpu.ServeWorker from TestMain)")
 	}
-	w := &Worker{opts: o, images: map[string]*nvrtc.Image{}, loaded: map[kernelKey]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}
+	w := &Worker{workerState: &workerState{opts: o, images: map[string]*nvrtc.Image{}, loaded: map[loadedKernel]bool{}, owned: map[owned]bool{}, gone: map[owned]bool{}}}
 	if o.Wrap != nil && o.Wrap.Slowdown > 1 {
 		w.opts.Timeout = max(time.Duration(o.Wrap.Slowdown)*o.Timeout, 2*time.Minute)
 	}
@@ -172,66 +180,25 @@ func (w *Worker) startLocal() (*proc, error) {
 	}
 	argv := []string{exe}
 	if wr := w.opts.Wrap; wr != nil {
-		argv = wrapArgv(wr.Argv, exe, w.logDir, w.started)
+		argv = wr.Command(exe, w.logDir, w.started)
 		if _, err := exec.LookPath(argv[0]); err != nil {
 			return nil, fmt.Errorf("gpu: start the worker under %s: %w", wr.Name, err)
 		}
 	}
-	cmd, calls, replies, err := spawn(argv, []string{workerEnv + "=" + w.opts.backend}, w.opts.Stderr)
+	cmd, calls, replies, err := sysproc.Spawn(argv, append([]string{sysproc.WorkerEnv + "=" + w.opts.backend}, childEnv...), w.opts.Stderr)
 	if err != nil {
 		return nil, err
 	}
 	return newProc(cmd, calls, replies, nil), nil
 }
 
-// wrapArgv is a wrapper's command line around the worker exe, with LogDir
-// and LogStart filled in: the log folder, and the number of the worker
-// process.
-func wrapArgv(wrap []string, exe, logDir string, started int) []string {
-	argv := append(slices.Clone(wrap), exe)
-	for i, a := range argv {
-		a = strings.ReplaceAll(a, LogDir, logDir)
-		argv[i] = strings.ReplaceAll(a, LogStart, fmt.Sprintf("%03d", started))
-	}
-	return argv
-}
-
-// spawn starts argv as a worker process with env added to this one's,
-// its calls pipe on fd 3 and its replies pipe on fd 4, its output to
-// stderr, and returns the other ends of the pipes.
-func spawn(argv, env []string, stderr io.Writer) (*exec.Cmd, *os.File, *os.File, error) {
-	callsR, callsW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("gpu: start worker: %w", err)
-	}
-	repliesR, repliesW, err := os.Pipe()
-	if err != nil {
-		callsR.Close()
-		callsW.Close()
-		return nil, nil, nil, fmt.Errorf("gpu: start worker: %w", err)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	workerPipes(cmd, callsR, repliesW, stderr) // fds 3 and 4; stdin and stdout on Windows
-	cmd.SysProcAttr = workerSysProcAttr()
-	err = cmd.Start()
-	callsR.Close()
-	repliesW.Close()
-	if err != nil {
-		callsW.Close()
-		repliesR.Close()
-		return nil, nil, nil, fmt.Errorf("gpu: start worker %s: %w", argv[0], err)
-	}
-	return cmd, callsW, repliesR, nil
-}
-
 // newProc is the worker process cmd, started, to which calls are written
-// and from which replies are read; remote is its connection, for a
-// worker elsewhere.
-func newProc(cmd *exec.Cmd, calls io.WriteCloser, replies io.ReadCloser, remote *remoteConn) *proc {
-	bw := bufio.NewWriter(calls)
+// and from which replies are read; link is its connection, for a worker
+// elsewhere.
+func newProc(cmd *exec.Cmd, calls io.WriteCloser, replies io.ReadCloser, link Link) *proc {
+	bw := bufio.NewWriter(pipeWriter{calls})
 	p := &proc{cmd: cmd, calls: calls, bw: bw, enc: gob.NewEncoder(bw),
-		replies: make(chan reply, 16), exited: make(chan struct{}), remote: remote}
+		replies: make(chan reply, 16), exited: make(chan struct{}), link: link}
 	go func() {
 		dec := gob.NewDecoder(bufio.NewReader(replies))
 		for {
@@ -246,8 +213,8 @@ func newProc(cmd *exec.Cmd, calls io.WriteCloser, replies io.ReadCloser, remote 
 	}()
 	go func() {
 		p.waitErr = cmd.Wait()
-		if remote != nil {
-			<-remote.done // what the connection carried is all read
+		if link != nil {
+			<-link.Done() // what the connection carried is all read
 		}
 		close(p.exited)
 	}()
@@ -256,8 +223,8 @@ func newProc(cmd *exec.Cmd, calls io.WriteCloser, replies io.ReadCloser, remote 
 
 // endedBeforeHello says why a worker's pipe ended before its hello.
 func (p *proc) endedBeforeHello() error {
-	if p.remote != nil {
-		return p.remote.endedBeforeHello(p.exitCause())
+	if p.link != nil {
+		return p.link.NotReady(p.exitCause())
 	}
 	return fmt.Errorf("gpu: worker exited before it was ready (%s)", p.exitCause())
 }
@@ -266,16 +233,16 @@ func (p *proc) endedBeforeHello() error {
 // saying which host it speaks of where the worker is remote.
 func (p *proc) where(err error) error {
 	var ue *UnavailableError
-	if p.remote == nil || !errors.As(err, &ue) {
+	if p.link == nil || !errors.As(err, &ue) {
 		return err
 	}
-	return &UnavailableError{Reason: "on " + p.remote.name + ", " + ue.Reason}
+	return &UnavailableError{Reason: "on " + p.host + ", " + ue.Reason}
 }
 
 // kill ends the process and waits (briefly) for it to be reaped.
 func (p *proc) kill() {
 	p.calls.Close()
-	killTree(p.cmd.Process)
+	sysproc.KillTree(p.cmd.Process)
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):
@@ -305,8 +272,8 @@ func (p *proc) exitCause() string {
 	case <-time.After(2 * time.Second):
 		return "still running"
 	}
-	if p.remote != nil {
-		return p.remote.exitCause()
+	if p.link != nil {
+		return p.link.ExitCause()
 	}
 	if p.waitErr == nil {
 		return "exit status 0"
@@ -320,6 +287,9 @@ func (p *proc) exitCause() string {
 
 // Info describes the GPU.
 func (w *Worker) Info() DeviceInfo {
+	if w.ordinal != 0 {
+		return w.gpuInfo
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.info
@@ -332,8 +302,12 @@ func (w *Worker) Restarts() int {
 	return w.restarts
 }
 
-// Close stops the worker.
+// Close stops the worker. Closing a view of another GPU (On) does
+// nothing.
 func (w *Worker) Close() error {
+	if w.ordinal != 0 {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -381,7 +355,7 @@ func (w *Worker) stale(kind string, id uint64) bool {
 // forget drops what the current process made, when it is gone; with w.mu
 // held.
 func (w *Worker) forget() {
-	w.loaded = map[kernelKey]bool{}
+	w.loaded = map[loadedKernel]bool{}
 	for k := range w.owned {
 		w.gone[k] = true
 	}
@@ -404,6 +378,9 @@ func (w *Worker) restart() error {
 // call sends c and waits for its answer; with w.mu held. op names the
 // work for error messages. Progress replies reset the time limit.
 func (w *Worker) call(op string, c call, progress func(done, total int)) (any, error) {
+	if w.ordinal != 0 {
+		op, c = fmt.Sprintf("%s on GPU %d", op, w.ordinal), onDevice{w.ordinal, c}
+	}
 	if err := w.ready(op); err != nil {
 		return nil, err
 	}
@@ -447,10 +424,10 @@ func (w *Worker) call(op string, c call, progress func(done, total int)) (any, e
 			}
 			return r.Value, err
 		case <-timer.C:
-			if p.remote != nil && p.remote.silentFor() > 3*heartbeat {
-				// The host has not been heard from either: the connection,
-				// not the kernel, is what stopped.
-				p.remote.setLost(fmt.Sprintf("no word from it for %s", p.remote.silentFor().Truncate(time.Second)))
+			if p.link != nil && p.link.SilentFor() > 3*time.Second {
+				// The host has not been heard from either (three heartbeats
+				// missed): the connection, not the kernel, is what stopped.
+				p.link.Lost(fmt.Sprintf("no word from it for %s", p.link.SilentFor().Truncate(time.Second)))
 				return nil, w.disconnected(op)
 			}
 			err := w.failed(op, fmt.Sprintf("ran past the %s time limit", w.opts.Timeout), nil)
@@ -496,7 +473,7 @@ func (w *Worker) disconnected(op string) error {
 	p.kill()
 	w.p = nil
 	w.forget()
-	err := &ConnectionError{Host: w.opts.Remote.Name, Op: op, Why: p.remote.why(p)}
+	err := &ConnectionError{Host: w.opts.Remote.Host(), Op: op, Why: p.why()}
 	w.lost = err
 	return err
 }
@@ -510,13 +487,13 @@ func (w *Worker) Reconnect() {
 	w.lost = nil
 }
 
-// Host is where the worker runs: the Remote's name, or "" for a worker
+// Host is where the worker runs: the Remote's Host, or "" for a worker
 // that is a child of this process.
 func (w *Worker) Host() string {
 	if w.opts.Remote == nil {
 		return ""
 	}
-	return w.opts.Remote.Name
+	return w.opts.Remote.Host()
 }
 
 // do makes one call with w.mu held.

@@ -13,14 +13,10 @@ import (
 // is its hello: the device it opened or why it could not. Calls, ops,
 // library requests and answers travel inside interface values, so every
 // type of them is registered with gob (registerType, RegisterLibrary).
-// A remote worker's host ("cudarepl worker", ServeRemote) runs the same
-// worker as its child and carries the same two streams over its stdin
-// and stdout, in frames, after a hello line that names WorkerProtocol
-// (remote_client.go, remote_serve.go, remote_frame.go).
-
-// workerEnv names the variable that turns a process into a worker; its value
-// names the backend ("gpu", or a fake registered by tests).
-const workerEnv = "CUDAREPL_GPU_WORKER"
+// A remote worker's host ("cudarepl worker", package gpu/remote) runs the
+// same worker as its child and carries the same two streams over its
+// stdin and stdout, in frames, after a hello line that names
+// WorkerProtocol; a Transport (transport.go) is what the Worker sees of it.
 
 // call is one request to the worker, as a value of its own type: it
 // serves itself against the Device the worker opened. progress, where the

@@ -8,9 +8,12 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"cudarepl/internal/sysproc"
 )
 
-// workerBackends opens the Device a worker serves, by the name in workerEnv.
+// workerBackends opens the Device a worker serves, by the name in
+// sysproc.WorkerEnv.
 var workerBackends = map[string]func() (Device, error){
 	"gpu": func() (Device, error) { return OpenInProcess() },
 }
@@ -31,8 +34,9 @@ var serves atomic.Bool
 // TestMain.
 func ServeWorker() {
 	serves.Store(true)
-	if name := os.Getenv(workerEnv); name != "" {
-		in, out, err := workerConn()
+	if name := os.Getenv(sysproc.WorkerEnv); name != "" {
+		keepNVLSOff()
+		in, out, err := sysproc.Conn()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

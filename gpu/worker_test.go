@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cudarepl/internal/sysproc"
 	"cudarepl/nvrtc"
 )
 
@@ -373,7 +374,7 @@ func (parentOnly) Serve(*Exec) (any, error) { return nil, nil }
 
 func init() {
 	RegisterLibrary(Library{Name: "echo", Types: []any{echo{}, askOdd{}}})
-	if os.Getenv(workerEnv) == "" {
+	if os.Getenv(sysproc.WorkerEnv) == "" {
 		RegisterLibrary(Library{Name: "parent only", Types: []any{parentOnly{}}})
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -12,10 +14,10 @@ import (
 // its child, with the worker's pipes (fds 3 and 4) passed on: a
 // compute-sanitizer tool, a profiler. It is the one seam such tools plug
 // into; package gpu/sanitizer makes the compute-sanitizer ones. With a
-// Remote, the wrapper runs on the worker's host, around the worker there:
-// its program is looked for there (where the path in Argv is not on that
-// host, by its name, as dl.Tool looks), its logs are written there and
-// sent back as each worker ends.
+// Transport (Options.Remote), the wrapper runs on the worker's host,
+// around the worker there: its program is looked for there (where the
+// path in Argv is not on that host, by its name, as dl.Tool looks), its
+// logs are written there and sent back as each worker ends.
 type Wrapper struct {
 	// Name names the wrapper in messages, e.g. "compute-sanitizer memcheck".
 	Name string
@@ -37,6 +39,18 @@ const LogDir = "{logdir}"
 // cannot name its log after its process (ncu's --log-file takes no %p): a
 // worker started again after a fault then writes a log of its own.
 const LogStart = "{start}"
+
+// Command returns the wrapper's command line around the worker exe, with
+// LogDir and LogStart filled in: the log folder, and n, the number of the
+// worker process.
+func (wr *Wrapper) Command(exe, logDir string, n int) []string {
+	argv := append(slices.Clone(wr.Argv), exe)
+	for i, a := range argv {
+		a = strings.ReplaceAll(a, LogDir, logDir)
+		argv[i] = strings.ReplaceAll(a, LogStart, fmt.Sprintf("%03d", n))
+	}
+	return argv
+}
 
 // WrapperLogs stops the worker, so that the wrapper around it finishes
 // writing, and returns what it wrote in the log folder since the last call,

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cudarepl/gpu"
+	"cudarepl/gpu/share"
 )
 
 // Memory is what one problem instance takes, in bytes, known before
@@ -25,7 +25,7 @@ type OutOfMemoryError struct {
 	Where      string // "device" or "host"
 	Need, Free int64  // bytes; Free is 0 when the device refused an allocation it was thought to fit
 	// Budget, where set, is the worker's device-memory budget (the value
-	// of gpu.MemLimitEnv, e.g. "8GiB"), which Free is what is left of.
+	// of share.MemLimitEnv, e.g. "8GiB"), which Free is what is left of.
 	Budget string
 }
 
@@ -34,7 +34,7 @@ func (e *OutOfMemoryError) Error() string {
 		return fmt.Sprintf("%s needs %s of %s memory, and the %s could not allocate it", e.What, GiB(e.Need), e.Where, e.Where)
 	}
 	if e.Budget != "" {
-		return fmt.Sprintf("%s needs %s of %s memory; %s is free of this worker's budget of %s (%s)", e.What, GiB(e.Need), e.Where, GiB(e.Free), e.Budget, gpu.MemLimitEnv)
+		return fmt.Sprintf("%s needs %s of %s memory; %s is free of this worker's budget of %s (%s)", e.What, GiB(e.Need), e.Where, GiB(e.Free), e.Budget, share.MemLimitEnv)
 	}
 	return fmt.Sprintf("%s needs %s of %s memory; %s is free", e.What, GiB(e.Need), e.Where, GiB(e.Free))
 }
@@ -58,8 +58,8 @@ func (e *Env) fits(p *Problem, impl Impl, s Size) error {
 	what := p.Name + " " + powerLabel(p, s)
 	if free, _, err := e.Dev.MemInfo(); err == nil && need.Device > free {
 		oom := &OutOfMemoryError{What: what, Where: "device", Need: need.Device, Free: free}
-		if limit, err := gpu.MemLimit(); err == nil && limit > 0 {
-			oom.Budget = os.Getenv(gpu.MemLimitEnv) // a local worker's, which shares this process's environment
+		if limit, err := share.MemLimit(); err == nil && limit > 0 {
+			oom.Budget = os.Getenv(share.MemLimitEnv) // a local worker's, which shares this process's environment
 		}
 		return oom
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cudarepl/gpu"
+	"cudarepl/gpu/remote"
 	"cudarepl/nvrtc"
 )
 
@@ -66,13 +67,13 @@ func (s *Session) Reconnect() {
 // RemoteBinaryError says that the host named by --remote (or
 // $CUDAREPL_REMOTE) has no cudarepl that can serve this one's worker; its
 // Installable says whether InstallRemote can copy this one there.
-type RemoteBinaryError = gpu.RemoteBinaryError
+type RemoteBinaryError = remote.BinaryError
 
 // InstallRemote copies this program to the host that $CUDAREPL_REMOTE
 // names, where its worker command finds it first (~/.cache/cudarepl/…,
 // or the path given after the host), and returns where it went.
 func InstallRemote() (string, error) {
-	r, err := gpu.RemoteFromEnv()
+	r, err := remote.FromEnv()
 	if err != nil {
 		return "", err
 	}
@@ -80,13 +81,13 @@ func InstallRemote() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--remote-install: %w", err)
 	}
-	return gpu.InstallRemote(r, exe)
+	return remote.Install(r, exe)
 }
 
 // ServeWorker serves one remote worker on this process's standard input
 // and output ("cudarepl worker", which a client starts over ssh) and
 // returns the exit status; version is the program's.
-func ServeWorker(version string) int { return gpu.ServeRemote(version, os.Stdin, os.Stdout) }
+func ServeWorker(version string) int { return remote.Serve(version, os.Stdin, os.Stdout) }
 
 // Close releases the GPU of an Env from Open; in replay it does nothing.
 func (s *Session) Close() error {

@@ -11,13 +11,17 @@
 // package cudnnx), whose init registers it with gpu.RegisterLibrary, and
 // then, from its own init, calls gpu.ServeWorker, which in the child
 // serves until the parent goes away. A new library package is imported
-// here, and nowhere else needs to change.
+// here, and nowhere else needs to change. It imports package gpu/remote
+// too, whose init registers the transport that $CUDAREPL_REMOTE or
+// $CUDAREPL_WORKER_CMD names, so that gpu.Open sends the workers there.
 package worker
 
 import (
 	_ "cudarepl/blas"
 	_ "cudarepl/cudnnx"
 	"cudarepl/gpu"
+	_ "cudarepl/gpu/remote"
+	_ "cudarepl/nccl"
 )
 
 func init() { gpu.ServeWorker() }

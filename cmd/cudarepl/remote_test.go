@@ -95,7 +95,7 @@ func TestRemoteCommands(t *testing.T) {
 		{"version: the same", []string{"version", "--worker-cmd", workerCmd()}, 0, "no NVIDIA driver found (libcuda.so.1): lessons replay", ""},
 		{"a check replays through the pipe", []string{"--worker-cmd", workerCmd(), "check", "vector-add", "--variant", "vadd_v2"}, 0, "vadd_v2", ""},
 		{"no cudarepl there", []string{"--worker-cmd", "sh -c 'echo cudarepl-missing'", "device"}, 1, "",
-			"cudarepl: gpu: the worker (sh -c 'echo cudarepl-missing') has no cudarepl (looked in ~/.cache/cudarepl/worker-1, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): install there a cudarepl that speaks worker protocol 1"},
+			"cudarepl: gpu: the worker (sh -c 'echo cudarepl-missing') has no cudarepl (looked in ~/.cache/cudarepl/worker-2, on the PATH of a non-interactive shell, in ~/go/bin and in ~/.local/bin): install there a cudarepl that speaks worker protocol 2"},
 		{"a bad host", []string{"--remote", "gpu1;reboot", "device"}, 1, "", `cudarepl: gpu: remote "gpu1;reboot" is not a host name`},
 	}
 	for _, tt := range tests {

@@ -105,7 +105,7 @@ const ClockControl = "base"
 // Wrapper returns what starts each worker process under Nsight Compute,
 // for gpu.Options.Wrap, or an error saying what to install.
 func Wrapper() (*gpu.Wrapper, error) {
-	if r, err := gpu.RemoteFromEnv(); err == nil && r != nil {
+	if r, err := gpu.DefaultRemote(); err == nil && r != nil {
 		// The worker runs on a GPU host, which finds ncu there
 		// (dl.Tool): this machine need not have it.
 		return wrapper("ncu"), nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cudarepl/gpu"
+	_ "cudarepl/gpu/remote" // the Transport $CUDAREPL_REMOTE names, as package worker registers it in a program
 )
 
 // TestParseH100 reads a log ncu 2025 wrote on an H100 for a program that

@@ -32,7 +32,7 @@ var Tools = []string{"memcheck", "racecheck", "synccheck", "initcheck"}
 // tool (memcheck, racecheck, synccheck or initcheck), for gpu.Options.Wrap.
 // Calls then take ten times the time limit, at least two minutes.
 func Wrapper(tool string) (*gpu.Wrapper, error) {
-	if r, err := gpu.RemoteFromEnv(); err == nil && r != nil {
+	if r, err := gpu.DefaultRemote(); err == nil && r != nil {
 		// The worker runs on a GPU host, which finds the tool there
 		// (dl.Tool): this machine need not have it.
 		return wrapper("compute-sanitizer", tool)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cudarepl/gpu"
+	_ "cudarepl/gpu/remote" // the Transport $CUDAREPL_REMOTE names, as package worker registers it in a program
 )
 
 // sanitizerLogs are reports compute-sanitizer 2025.3 wrote on an H100,

@@ -64,7 +64,7 @@ const HideEnv = "CUDAREPL_HIDE"
 
 // HideKeys are the names $CUDAREPL_HIDE knows: the key each library is
 // opened with (Open), and the programs cudarepl and its tests run.
-var HideKeys = []string{"driver", "nvrtc", "cublas", "cudnn", "nvml", "sanitizer", "ncu", "jupyter"}
+var HideKeys = []string{"driver", "nvrtc", "cublas", "cudnn", "nccl", "nvml", "sanitizer", "ncu", "jupyter"}
 
 // CheckHidden returns an error naming what $CUDAREPL_HIDE holds that is
 // none of HideKeys, which would otherwise hide nothing, silently: a

@@ -14,7 +14,7 @@ func TestCheckHidden(t *testing.T) {
 		{"", ""},
 		{"nvrtc,jupyter", ""},
 		{" NVRTC , driver", ""},
-		{"bogus", `CUDAREPL_HIDE=bogus: "bogus" is none of driver, nvrtc, cublas, cudnn, nvml, sanitizer, ncu, jupyter, so it hides nothing`},
+		{"bogus", `CUDAREPL_HIDE=bogus: "bogus" is none of driver, nvrtc, cublas, cudnn, nccl, nvml, sanitizer, ncu, jupyter, so it hides nothing`},
 		{"nvrct,nvrtc,jupiter", `"nvrct", "jupiter" are none of`},
 	}
 	for _, tt := range tests {

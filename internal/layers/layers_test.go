@@ -17,10 +17,10 @@ const module = "cudarepl/"
 // pattern ending in "/*" stands for every package under it. A package may
 // import only packages of lower floors.
 var floors = [][]string{
-	{"internal/dl", "internal/term", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
-	{"nvrtc", "nvml"},
+	{"internal/dl", "internal/term", "internal/sysproc", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
+	{"nvrtc", "nvml", "gpu/share"},
 	{"gpu", "kernels"},
-	{"blas", "cudnnx", "gpu/profiler", "gpu/sanitizer", "internal/gputest"},
+	{"blas", "nccl", "cudnnx", "gpu/profiler", "gpu/remote", "gpu/sanitizer", "internal/gputest"},
 	{"worker", "lessons"},
 	{"lessons/attn", "lessons/conv", "lessons/fusecmd", "lessons/lessontest"},
 	{"lessons/[0-9][0-9]-*"},
@@ -31,9 +31,10 @@ var floors = [][]string{
 
 // only narrows what some packages may import, beyond their floor.
 var only = map[string][]string{
-	// The lessons framework knows the runtime, the kernels, the plots and
-	// the CPU numerics: no library, no lesson's shared code.
-	"lessons": {"gpu", "gpu/profiler", "gpu/sanitizer", "nvrtc", "kernels", "plots", "numeric"},
+	// The lessons framework knows the runtime (its transport and sharing
+	// too), the kernels, the plots and the CPU numerics: no library, no
+	// lesson's shared code.
+	"lessons": {"gpu", "gpu/profiler", "gpu/remote", "gpu/sanitizer", "gpu/share", "nvrtc", "kernels", "plots", "numeric"},
 	// The entry points reach the GPU through the lessons (DESIGN.md).
 	"cmd/cudarepl": {"lessons", "lessons/all", "lessons/fusecmd", "notebook", "worker", "nvrtc", "plots", "internal/dl", "internal/term"},
 	"notebook":     {"lessons", "lessons/all", "lessons/fusecmd", "worker", "plots", "fuse"},

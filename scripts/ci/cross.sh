@@ -13,9 +13,10 @@
 # CROSS_WINE=1 also runs the Windows binary and test binaries under Wine
 # (Debian's wine64, and a 20-line bcryptprimitives.dll built with MinGW,
 # which Wine 8 lacks and Go 1.22+ needs): 'version', 'lessons', 'device'
-# and a piped REPL must replay, and package dl's tests and gpu's process
-# tests must pass. Wine is not Windows: this shows the binary starts, finds
-# no GPU and replays; it says nothing of a Windows GPU.
+# and a piped REPL must replay, and package dl's tests and the process
+# tests of gpu and internal/sysproc must pass. Wine is not Windows: this
+# shows the binary starts, finds no GPU and replays; it says nothing of a
+# Windows GPU.
 #
 # Exits non-zero if any step fails, after running the others; leaves
 # nothing behind but build/.
@@ -141,7 +142,8 @@ if [ "${CROSS_WINE:-0}" = 1 ]; then
 		# Wine's file deletion fails Go's t.TempDir clean-up, so only the
 		# tests that make no temporary folder run here.
 		step "wine: internal/dl tests" runs timeout 120 wine "$tmp/test-windows-amd64/dl.test.exe" -test.run 'TestCheckHidden|TestOpenHidden|TestNamesFor|TestOpenMissing|TestNoNamesReason|TestOpenBindCall|TestMatchesLibrary' "^PASS"
-		step "wine: gpu process tests" runs timeout 120 wine "$tmp/test-windows-amd64/gpu.test.exe" -test.run 'TestMapHost|TestWorkerPipes|TestKillTree|TestWorkerRoundTrip|TestWorkerCloseLeavesNoProcess' "^PASS"
+		step "wine: gpu process tests" runs timeout 120 wine "$tmp/test-windows-amd64/gpu.test.exe" -test.run 'TestMapHost|TestWorkerRoundTrip|TestWorkerCloseLeavesNoProcess' "^PASS"
+		step "wine: internal/sysproc tests" runs timeout 120 wine "$tmp/test-windows-amd64/sysproc.test.exe" -test.run 'TestWorkerPipes|TestKillTree' "^PASS"
 		wineserver -k 2>/dev/null || true
 	fi
 fi

@@ -93,7 +93,7 @@ env = {
     # The GoNB kernel, installed for the class rather than for one user.
     "JUPYTER_PATH": os.path.join(prefix, "share", "jupyter"),
     "CUDAREPL_WORKSPACE": workspace,
-    # The learners take turns on the GPU for timing (gpu.GPULockEnv).
+    # The learners take turns on the GPU for timing (share.LockEnv, package gpu/share).
     "CUDAREPL_GPU_LOCK": os.path.join(prefix, "gpu-locks"),
     # Go modules come from the class's own copy, made at setup: no network
     # is needed, and every learner builds the same versions.
@@ -103,7 +103,7 @@ env = {
     "GOFLAGS": "-buildvcs=false",
 }
 if class_.get("mem_limit"):
-    env["CUDAREPL_MEM_LIMIT"] = class_["mem_limit"]  # each worker's device-memory budget (gpu.MemLimitEnv)
+    env["CUDAREPL_MEM_LIMIT"] = class_["mem_limit"]  # each worker's device-memory budget (share.MemLimitEnv, package gpu/share)
 if gpus:
     # Numbered as nvidia-smi numbers them (CUDA's own order puts the
     # fastest first).

@@ -1,4 +1,4 @@
-package gpu
+package remote
 
 import (
 	"bufio"
@@ -15,19 +15,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"cudarepl/gpu"
+	"cudarepl/internal/sysproc"
 )
 
-// A remote worker's connection: the Worker runs the Remote's command
+// A remote worker's connection: the client runs the Transport's command
 // (ssh …), writes a setup line on its stdin and reads the host's first
-// lines (helloWord), then both ends exchange frames (remote_frame.go).
+// lines (helloWord), then both ends exchange frames (frame.go).
 const (
 	heartbeat = time.Second      // how often each end says it is there
 	helloWait = 30 * time.Second // how long the command may take to reach a worker (ssh's ConnectTimeout is 10 s)
+	silence   = 10 * time.Second // how long a host may go unheard before the client takes the connection as gone, unless Transport.Silence says
 )
-
-// remoteSilence is how long a host may go unheard before the client takes
-// the connection as gone (a variable for the tests).
-var remoteSilence = 10 * time.Second
 
 // remoteSetup is what the client tells the host's cudarepl worker before
 // anything else, as one line of JSON.
@@ -54,15 +54,16 @@ func forwardEnv() []string {
 	return env
 }
 
-// remoteConn is the client's side of one remote worker's connection.
+// remoteConn is the client's side of one remote worker's connection: the
+// gpu.Link of the worker.
 type remoteConn struct {
-	name   string   // the Remote's Name
-	argv   []string // its command
-	stderr *tail    // what the command printed on stderr
-	beats  *frameWriter
-	done   chan struct{} // closed when the frames end
-	heard  atomic.Int64  // when a frame last came, in Unix nanoseconds
-	onLog  func(string)  // takes each wrapper log the host sends
+	name    string // the Transport's Name
+	stderr  *tail  // what the command printed on stderr
+	beats   *frameWriter
+	done    chan struct{} // closed when the frames end
+	heard   atomic.Int64  // when a frame last came, in Unix nanoseconds
+	onLog   func(string)  // takes each wrapper log the host sends
+	silence time.Duration // how long the host may go unheard
 
 	stopOnce sync.Once
 	stop     chan struct{} // ends the heartbeat
@@ -74,11 +75,19 @@ type remoteConn struct {
 	lost     string // why this end gave up on the connection
 }
 
-func (c *remoteConn) silentFor() time.Duration {
+var _ gpu.Link = (*remoteConn)(nil)
+
+// Done is closed when the frames end.
+func (c *remoteConn) Done() <-chan struct{} { return c.done }
+
+// SilentFor is how long since a frame last came from the host.
+func (c *remoteConn) SilentFor() time.Duration {
 	return time.Since(time.Unix(0, c.heard.Load()))
 }
 
-func (c *remoteConn) setLost(why string) {
+// Lost records why this end gave up on the connection, unless it did
+// already.
+func (c *remoteConn) Lost(why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lost == "" {
@@ -86,9 +95,17 @@ func (c *remoteConn) setLost(why string) {
 	}
 }
 
-// exitCause is how the worker process ended, as its host said, or that
+// Dropped reports whether the frames ended without the host's word of the
+// worker ending, or of why it could not start one.
+func (c *remoteConn) Dropped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.gotExit && c.setupErr == ""
+}
+
+// ExitCause is how the worker process ended, as its host said, or that
 // the connection ended without saying.
-func (c *remoteConn) exitCause() string {
+func (c *remoteConn) ExitCause() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gotExit {
@@ -97,48 +114,22 @@ func (c *remoteConn) exitCause() string {
 	return "the connection ended"
 }
 
-// why says what was seen of a lost connection: this end's reason, or the
-// command's last line on stderr (ssh's), or how the command ended.
-func (c *remoteConn) why(p *proc) string {
+// Why says what was seen of a lost connection: this end's reason, or the
+// command's last line on stderr (ssh's).
+func (c *remoteConn) Why() string {
 	c.mu.Lock()
 	lost := c.lost
 	c.mu.Unlock()
 	if lost != "" {
 		return lost
 	}
-	if l := c.stderr.lastLine(); l != "" {
-		return l
-	}
-	select {
-	case <-p.exited:
-		if p.waitErr != nil {
-			return path.Base(c.argv[0]) + " ended: " + p.waitErr.Error()
-		}
-	default:
-	}
-	return ""
+	return c.stderr.lastLine()
 }
 
-// lostConnection reports whether the remote worker p's pipe ended because
-// the connection did: its host sent no word of the worker ending. It
-// waits (briefly) for the command to end first.
-func (p *proc) lostConnection() bool {
-	if p.remote == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-	case <-time.After(5 * time.Second):
-		p.kill()
-	}
-	p.remote.mu.Lock()
-	defer p.remote.mu.Unlock()
-	return !p.remote.gotExit && p.remote.setupErr == ""
-}
-
-// endedBeforeHello says why a remote worker's pipe ended before its
-// hello: the host could not start it, or the connection went.
-func (c *remoteConn) endedBeforeHello(cause string) error {
+// NotReady says why a remote worker's pipe ended before its hello: the
+// host could not start it, it exited (cause says how), or the connection
+// went.
+func (c *remoteConn) NotReady(cause string) error {
 	c.mu.Lock()
 	setupErr, gotExit := c.setupErr, c.gotExit
 	c.mu.Unlock()
@@ -168,11 +159,10 @@ func (r *remoteCalls) Close() error {
 	return r.f.Close()
 }
 
-// startRemote runs the Remote's command and reads what it says until a
-// worker says hello, then relays frames: the worker's replies to the
-// returned proc, heartbeats both ways, a wrapper's logs to remoteLogs.
-func (w *Worker) startRemote() (*proc, error) {
-	r := w.opts.Remote
+// Start runs the Transport's command and reads what it says until a worker
+// says hello, then relays frames: the worker's replies to the returned
+// Conn, heartbeats both ways, a wrapper's logs to s.Log.
+func (r *Transport) Start(s gpu.WorkerStart) (*gpu.Conn, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("gpu: start the worker on %s: %w", r.Name, err)
@@ -183,15 +173,14 @@ func (w *Worker) startRemote() (*proc, error) {
 		inW.Close()
 		return nil, fmt.Errorf("gpu: start the worker on %s: %w", r.Name, err)
 	}
-	c := &remoteConn{name: r.Name, argv: r.Argv, stderr: &tail{}, done: make(chan struct{}), stop: make(chan struct{}),
-		onLog: func(log string) {
-			w.logsMu.Lock()
-			w.remoteLogs = append(w.remoteLogs, log)
-			w.logsMu.Unlock()
-		}}
+	c := &remoteConn{name: r.Name, stderr: &tail{}, done: make(chan struct{}), stop: make(chan struct{}),
+		onLog: s.Log, silence: r.Silence}
+	if c.silence <= 0 {
+		c.silence = silence
+	}
 	cmd := exec.Command(r.Argv[0], r.Argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
-	cmd.SysProcAttr = workerSysProcAttr() // Ctrl-C, meant for the REPL, does not reach ssh
+	cmd.SysProcAttr = sysproc.Attr() // Ctrl-C, meant for the REPL, does not reach ssh
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -203,8 +192,8 @@ func (w *Worker) startRemote() (*proc, error) {
 		}
 		return nil, fmt.Errorf("gpu: start the worker command for %s: %w", r.Name, err)
 	}
-	setup := remoteSetup{Protocol: WorkerProtocol, Backend: w.opts.backend, Start: w.started, Env: forwardEnv()}
-	if wr := w.opts.Wrap; wr != nil {
+	setup := remoteSetup{Protocol: gpu.WorkerProtocol, Backend: s.Backend, Start: s.Number, Env: forwardEnv()}
+	if wr := s.Wrap; wr != nil {
 		setup.Wrap, setup.WrapName = wr.Argv, wr.Name
 	}
 	line, _ := json.Marshal(setup)
@@ -213,23 +202,23 @@ func (w *Worker) startRemote() (*proc, error) {
 	br := bufio.NewReaderSize(outR, 64<<10)
 	if err := c.hello(br, cmd, r); err != nil {
 		inW.Close()
-		killTree(cmd.Process)
+		sysproc.KillTree(cmd.Process)
 		cmd.Wait()
 		outR.Close()
 		return nil, err
 	}
-	c.stderr.passTo(w.opts.Stderr) // from here on, what the worker there prints
+	c.stderr.passTo(s.Stderr) // from here on, what the worker there prints
 	c.heard.Store(time.Now().UnixNano())
 	repliesR, repliesW := io.Pipe()
 	go c.demux(br, repliesW, outR)
 	go c.beat(cmd)
-	return newProc(cmd, &remoteCalls{frameWriter: c.beats, f: inW, c: c}, repliesR, c), nil
+	return &gpu.Conn{Cmd: cmd, Calls: &remoteCalls{frameWriter: c.beats, f: inW, c: c}, Replies: repliesR, Link: c}, nil
 }
 
 // hello reads the host's first lines until its worker's hello, skipping
 // what a login's start-up files may print, and returns why no worker
 // will answer if none does.
-func (c *remoteConn) hello(br *bufio.Reader, cmd *exec.Cmd, r *Remote) error {
+func (c *remoteConn) hello(br *bufio.Reader, cmd *exec.Cmd, r *Transport) error {
 	type line struct {
 		s   string
 		err error
@@ -273,7 +262,7 @@ func (c *remoteConn) hello(br *bufio.Reader, cmd *exec.Cmd, r *Remote) error {
 			if r.ssh != nil && r.ssh.path != "" {
 				looked = "looked for " + r.ssh.path
 			}
-			return &RemoteBinaryError{Host: r.Name, Problem: fmt.Sprintf("%s has no cudarepl (%s)", r.Name, looked),
+			return &BinaryError{Host: r.Name, Problem: fmt.Sprintf("%s has no cudarepl (%s)", r.Name, looked),
 				Platform: uname, Installable: r.ssh != nil && runsHere(uname), dest: r.installDest()}
 		case f[0] == helloWord:
 			return c.checkHello(f, r, uname)
@@ -283,14 +272,14 @@ func (c *remoteConn) hello(br *bufio.Reader, cmd *exec.Cmd, r *Remote) error {
 
 // checkHello reads a worker's hello line, f in fields: its protocol, its
 // version, its system and architecture.
-func (c *remoteConn) checkHello(f []string, r *Remote, uname string) error {
+func (c *remoteConn) checkHello(f []string, r *Transport, uname string) error {
 	proto := -1
 	if len(f) > 1 {
 		if n, err := strconv.Atoi(f[1]); err == nil {
 			proto = n
 		}
 	}
-	if proto == WorkerProtocol {
+	if proto == gpu.WorkerProtocol {
 		return nil
 	}
 	version, platform := "of an unknown version", ""
@@ -304,20 +293,20 @@ func (c *remoteConn) checkHello(f []string, r *Remote, uname string) error {
 	if uname != "" {
 		same = runsHere(uname)
 	}
-	return &RemoteBinaryError{Host: r.Name, Platform: uname, Installable: r.ssh != nil && same, dest: r.installDest(),
-		Problem: fmt.Sprintf("the cudarepl on %s (%s) speaks worker protocol %d, and this one speaks %d", r.Name, version, proto, WorkerProtocol)}
+	return &BinaryError{Host: r.Name, Platform: uname, Installable: r.ssh != nil && same, dest: r.installDest(),
+		Problem: fmt.Sprintf("the cudarepl on %s (%s) speaks worker protocol %d, and this one speaks %d", r.Name, version, proto, gpu.WorkerProtocol)}
 }
 
 // noHello says why the command ended before any worker said hello: ssh
 // could not connect, or the host's cudarepl could not serve.
-func (c *remoteConn) noHello(cmd *exec.Cmd, r *Remote, uname string) error {
+func (c *remoteConn) noHello(cmd *exec.Cmd, r *Transport, uname string) error {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
 	select {
 	case err = <-done:
 	case <-time.After(5 * time.Second):
-		killTree(cmd.Process)
+		sysproc.KillTree(cmd.Process)
 		err = <-done
 	}
 	said := c.stderr.lastLine()
@@ -328,12 +317,12 @@ func (c *remoteConn) noHello(cmd *exec.Cmd, r *Remote, uname string) error {
 	}
 	switch {
 	case strings.Contains(c.stderr.String(), `unknown command "worker"`):
-		return &RemoteBinaryError{Host: r.Name, Platform: uname, Installable: r.ssh != nil && runsHere(uname), dest: r.installDest(),
+		return &BinaryError{Host: r.Name, Platform: uname, Installable: r.ssh != nil && runsHere(uname), dest: r.installDest(),
 			Problem: fmt.Sprintf("the cudarepl on %s has no worker command (it is older than remote workers)", r.Name)}
 	case path.Base(r.Argv[0]) == "ssh" && code == 255:
 		return sshFailure(r.Name, err, said)
 	case code == 126 || code == 127:
-		return &RemoteBinaryError{Host: r.Name, Platform: uname, dest: r.installDest(),
+		return &BinaryError{Host: r.Name, Platform: uname, dest: r.installDest(),
 			Problem: fmt.Sprintf("the worker command for %s found no cudarepl to run (%s)", r.Name, orWhat(said, err))}
 	}
 	return fmt.Errorf("gpu: the worker command for %s ended before a worker started (%s)", r.Name, orWhat(said, err))
@@ -387,7 +376,9 @@ func (c *remoteConn) demux(br *bufio.Reader, replies *io.PipeWriter, out *os.Fil
 		case frameData:
 			replies.Write(payload) // fails only once the replies' reader has given up; the frames are still read
 		case frameLog:
-			c.onLog(string(payload))
+			if c.onLog != nil {
+				c.onLog(string(payload))
+			}
 		case frameExit:
 			c.mu.Lock()
 			c.exit, c.gotExit = string(payload), true
@@ -401,7 +392,7 @@ func (c *remoteConn) demux(br *bufio.Reader, replies *io.PipeWriter, out *os.Fil
 }
 
 // beat sends a heartbeat each second until the calls end, and kills the
-// command when the host has not been heard from for remoteSilence: the
+// command when the host has not been heard from for c.silence: the
 // connection is gone, though ssh may take long to notice.
 func (c *remoteConn) beat(cmd *exec.Cmd) {
 	t := time.NewTicker(heartbeat)
@@ -412,9 +403,9 @@ func (c *remoteConn) beat(cmd *exec.Cmd) {
 			return
 		case <-t.C:
 			c.beats.beat()
-			if c.silentFor() > remoteSilence {
-				c.setLost(fmt.Sprintf("no word from it for %s", remoteSilence))
-				killTree(cmd.Process)
+			if c.SilentFor() > c.silence {
+				c.Lost(fmt.Sprintf("no word from it for %s", c.silence))
+				sysproc.KillTree(cmd.Process)
 				return
 			}
 		}

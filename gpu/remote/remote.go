@@ -1,4 +1,4 @@
-package gpu
+package remote
 
 import (
 	"context"
@@ -10,38 +10,52 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"cudarepl/gpu"
 )
 
-// WorkerProtocol is the version of the worker protocol: the frames, the
-// setup and the calls' types. A client refuses a remote worker that
-// speaks another. Change it whenever a call, an op, a reply or the
-// framing changes in a way an older worker cannot read.
-const WorkerProtocol = 1
-
-// The variables that send workers elsewhere. WorkerCmdEnv wins where both
+// The variables that send workers elsewhere. CommandEnv wins where both
 // are set; SSHConfigEnv names an ssh configuration file (ssh -F) for
-// RemoteEnv's ssh.
+// HostEnv's ssh.
 const (
-	RemoteEnv    = "CUDAREPL_REMOTE"     // [user@]host[:path]: the worker runs there, over ssh
-	WorkerCmdEnv = "CUDAREPL_WORKER_CMD" // any command line whose stdin and stdout are a worker's pipe
+	HostEnv      = "CUDAREPL_REMOTE"     // [user@]host[:path]: the worker runs there, over ssh
+	CommandEnv   = "CUDAREPL_WORKER_CMD" // any command line whose stdin and stdout are a worker's pipe
 	SSHConfigEnv = "CUDAREPL_SSH_CONFIG" // an ssh configuration file, passed to ssh as -F
 )
 
-// Remote is a worker that is not a child of this process: a command whose
-// standard input and output are a worker's pipe, such as "ssh gpu1
-// cudarepl worker" or "docker exec -i box cudarepl worker". The kernels,
-// their compiling (the host's NVRTC) and their faults happen there; the
-// caller's files, figures and notebooks stay here. Each worker the Worker
-// starts (the first, and a fresh one after a fault) runs the command
-// again.
-type Remote struct {
+// Transport runs workers that are not children of this process, for
+// gpu.Options.Remote: a command whose standard input and output are a
+// worker's pipe, such as "ssh gpu1 cudarepl worker" or "docker exec -i box
+// cudarepl worker". The kernels, their compiling (the host's NVRTC) and
+// their faults happen there; the caller's files, figures and notebooks
+// stay here. Each worker the gpu.Worker starts (the first, and a fresh one
+// after a fault) runs the command again.
+type Transport struct {
 	// Name names the other end in messages ("the connection to gpu1 was
 	// lost"): the host, or the command.
 	Name string
 	// Argv is the command line that starts the worker.
 	Argv []string
+	// Silence is how long the host may go unheard before the connection
+	// is taken as gone and the command killed; 10 s when 0.
+	Silence time.Duration
 
-	ssh *sshTarget // set by SSH: what InstallRemote needs
+	ssh *sshTarget // set by SSH: what Install needs
+}
+
+// Host is the Transport's Name.
+func (t *Transport) Host() string { return t.Name }
+
+var _ gpu.Transport = (*Transport)(nil)
+
+func init() {
+	gpu.RegisterRemote(func() (gpu.Transport, error) {
+		t, err := FromEnv()
+		if t == nil {
+			return nil, err // no *Transport inside the interface: Open's nil is a worker here
+		}
+		return t, err
+	})
 }
 
 // sshTarget is a host reached with the system's ssh.
@@ -51,21 +65,20 @@ type sshTarget struct {
 	opts []string // ssh's options before dest
 }
 
-// remoteCache is where InstallRemote puts cudarepl on a host, under its
-// home folder: one folder a protocol, since any cudarepl that speaks it
-// serves.
-var remoteCache = fmt.Sprintf(".cache/cudarepl/worker-%d/cudarepl", WorkerProtocol)
+// remoteCache is where Install puts cudarepl on a host, under its home
+// folder: one folder a protocol, since any cudarepl that speaks it serves.
+var remoteCache = fmt.Sprintf(".cache/cudarepl/worker-%d/cudarepl", gpu.WorkerProtocol)
 
-// SSH returns the Remote that runs cudarepl's worker on a host over the
+// SSH returns the Transport that runs cudarepl's worker on a host over the
 // system's ssh, from target written [user@]host[:path], where path is the
-// cudarepl to run there (by default: one that InstallRemote copied, else
+// cudarepl to run there (by default: one that Install copied, else
 // cudarepl on the PATH of a non-interactive shell, else ~/go/bin or
 // ~/.local/bin). ssh runs without prompting (BatchMode) and gives up on a
 // host that does not answer within 10 s, so a missing key or an unknown
 // host is an error, never a question; keys, agents and ~/.ssh/config work
 // as they do for ssh itself, and $CUDAREPL_SSH_CONFIG names another
 // configuration file.
-func SSH(target string) (*Remote, error) {
+func SSH(target string) (*Transport, error) {
 	dest, p := target, ""
 	if strings.HasPrefix(dest, "[") || strings.Contains(dest, "@[") { // an IPv6 address: [::1]:path
 		if i := strings.Index(dest, "]"); i >= 0 {
@@ -85,7 +98,7 @@ func SSH(target string) (*Remote, error) {
 	t := &sshTarget{dest: dest, path: p, opts: sshOptions()}
 	argv := append([]string{"ssh"}, t.opts...)
 	argv = append(argv, "--", dest, "sh -c "+shSingle(t.script()))
-	return &Remote{Name: host, Argv: argv, ssh: t}, nil
+	return &Transport{Name: host, Argv: argv, ssh: t}, nil
 }
 
 // sshOptions are the options ssh runs with: never a prompt (BatchMode), a
@@ -101,7 +114,7 @@ func sshOptions() []string {
 }
 
 // script is the command a host's shell runs: it names the host's system
-// and architecture (for InstallRemote's offer), then starts the first
+// and architecture (for Install's offer), then starts the first
 // cudarepl it finds as a worker, or says it found none.
 func (t *sshTarget) script() string {
 	cands := []string{`"$HOME/` + remoteCache + `"`, `"$(command -v cudarepl)"`, `"$HOME/go/bin/cudarepl"`, `"$HOME/.local/bin/cudarepl"`}
@@ -134,13 +147,13 @@ func shDouble(s string) string {
 // shSingle quotes s in single quotes, for any shell a login may have.
 func shSingle(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// WorkerCommand returns the Remote that runs the command line cmdline (its
+// Command returns the Transport that runs the command line cmdline (its
 // words split as a shell would, with quotes and backslashes, but nothing
 // expanded) and takes its stdin and stdout as a worker's pipe. The
 // command must start "cudarepl worker" where the GPU is: "ssh gpu1
 // cudarepl worker", "docker exec -i box cudarepl worker", or "cudarepl
 // worker" itself, a worker here over a pipe.
-func WorkerCommand(cmdline string) (*Remote, error) {
+func Command(cmdline string) (*Transport, error) {
 	argv, err := splitWords(cmdline)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: worker command %q: %w", cmdline, err)
@@ -152,7 +165,7 @@ func WorkerCommand(cmdline string) (*Remote, error) {
 	if name == "" {
 		name = "the worker (" + clipped(cmdline, 60) + ")"
 	}
-	return &Remote{Name: name, Argv: argv}, nil
+	return &Transport{Name: name, Argv: argv}, nil
 }
 
 // sshHost is the host of an ssh command line, "" for another command.
@@ -239,70 +252,51 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// RemoteFromEnv returns the Remote that $CUDAREPL_WORKER_CMD or
-// $CUDAREPL_REMOTE names, or nil where neither is set: Open's default.
-func RemoteFromEnv() (*Remote, error) {
-	if c := os.Getenv(WorkerCmdEnv); strings.TrimSpace(c) != "" {
-		r, err := WorkerCommand(c)
+// FromEnv returns the Transport that $CUDAREPL_WORKER_CMD or
+// $CUDAREPL_REMOTE names, or nil where neither is set: gpu.Open's default
+// (gpu.DefaultRemote) in a program that imports this package.
+func FromEnv() (*Transport, error) {
+	if c := os.Getenv(CommandEnv); strings.TrimSpace(c) != "" {
+		r, err := Command(c)
 		if err != nil {
-			return nil, fmt.Errorf("%w (from %s)", err, WorkerCmdEnv)
+			return nil, fmt.Errorf("%w (from %s)", err, CommandEnv)
 		}
 		return r, nil
 	}
-	if t := os.Getenv(RemoteEnv); strings.TrimSpace(t) != "" {
+	if t := os.Getenv(HostEnv); strings.TrimSpace(t) != "" {
 		r, err := SSH(strings.TrimSpace(t))
 		if err != nil {
-			return nil, fmt.Errorf("%w (from %s)", err, RemoteEnv)
+			return nil, fmt.Errorf("%w (from %s)", err, HostEnv)
 		}
 		return r, nil
 	}
 	return nil, nil
 }
 
-// ConnectionError reports that the connection to a remote worker was
-// lost during a call: the host went away, the network did, or ssh was
-// killed. Unlike a WorkerError, no fresh worker has been started: the
-// Worker's later calls fail at once with this error until Reconnect, so
-// that a command stops at the first, and the next command connects
-// again.
-type ConnectionError struct {
-	Host string // the Remote's Name
-	Op   string // what was running, e.g. "launch vadd"
-	Why  string // what was seen of it, e.g. ssh's last line; may be ""
-}
-
-func (e *ConnectionError) Error() string {
-	why := ""
-	if e.Why != "" {
-		why = " (" + e.Why + ")"
-	}
-	return fmt.Sprintf("gpu: %s: the connection to %s was lost%s; the next command connects again (device memory and graphs from before are gone)", e.Op, e.Host, why)
-}
-
-// RemoteBinaryError says that a host has no cudarepl able to serve this
-// one's workers: none at all, one without the worker command, or one
-// that speaks another worker protocol. Installable reports whether
-// InstallRemote can copy this program there (the host is reached with
-// SSH and runs this program's system and architecture).
-type RemoteBinaryError struct {
+// BinaryError says that a host has no cudarepl able to serve this one's
+// workers: none at all, one without the worker command, or one that
+// speaks another worker protocol. Installable reports whether Install can
+// copy this program there (the host is reached with SSH and runs this
+// program's system and architecture).
+type BinaryError struct {
 	Host        string
 	Problem     string // e.g. "gpu1 has no cudarepl (looked in …)"
 	Platform    string // the host's system and architecture (uname -sm), "" where unknown
 	Installable bool
 
-	dest string // where InstallRemote would copy it, as the user wrote it; "" for the cache folder
+	dest string // where Install would copy it, as the user wrote it; "" for the cache folder
 }
 
-// installDest is where InstallRemote copies cudarepl on r's host, as a
-// message shows it.
-func (r *Remote) installDest() string {
+// installDest is where Install copies cudarepl on r's host, as a message
+// shows it.
+func (r *Transport) installDest() string {
 	if r.ssh != nil && r.ssh.path != "" {
 		return r.ssh.path
 	}
 	return "~/" + remoteCache
 }
 
-func (e *RemoteBinaryError) Error() string {
+func (e *BinaryError) Error() string {
 	here := runtime.GOOS + "/" + runtime.GOARCH
 	dest := e.dest
 	if dest == "" {
@@ -311,12 +305,12 @@ func (e *RemoteBinaryError) Error() string {
 	var fix string
 	switch goos, goarch := unamePlatform(e.Platform); {
 	case e.Installable:
-		fix = fmt.Sprintf("run cudarepl with --remote-install to copy this one (%s) to %s there, or install there a cudarepl that speaks worker protocol %d", here, dest, WorkerProtocol)
+		fix = fmt.Sprintf("run cudarepl with --remote-install to copy this one (%s) to %s there, or install there a cudarepl that speaks worker protocol %d", here, dest, gpu.WorkerProtocol)
 	case goos != "" && goarch != "" && !runsHere(e.Platform):
 		fix = fmt.Sprintf("%s runs %s and this cudarepl is built for %s: build one for it (GOOS=%s GOARCH=%s CGO_ENABLED=0 go build ./cmd/cudarepl) and copy it to %s there",
 			e.Host, e.Platform, here, goos, goarch, dest)
 	default:
-		fix = fmt.Sprintf("install there a cudarepl that speaks worker protocol %d (this one does), where the worker command finds it", WorkerProtocol)
+		fix = fmt.Sprintf("install there a cudarepl that speaks worker protocol %d (this one does), where the worker command finds it", gpu.WorkerProtocol)
 	}
 	return "gpu: " + e.Problem + ": " + fix
 }
@@ -341,14 +335,14 @@ func runsHere(uname string) bool {
 	return goos == runtime.GOOS && goarch == runtime.GOARCH
 }
 
-// InstallRemote copies the program exe (a cudarepl) to r's host, where
-// r's command finds it first: the path given after the host, or
+// Install copies the program exe (a cudarepl) to r's host, where r's
+// command finds it first: the path given after the host, or
 // ~/.cache/cudarepl/worker-N/cudarepl. It checks first that the host runs
 // this program's system and architecture. It returns where the copy went,
-// as host:path. Only a Remote from SSH can be installed to.
-func InstallRemote(r *Remote, exe string) (string, error) {
+// as host:path. Only a Transport from SSH can be installed to.
+func Install(r *Transport, exe string) (string, error) {
 	if r == nil || r.ssh == nil {
-		return "", errors.New("gpu: --remote-install copies cudarepl over ssh, to a host named with --remote or $" + RemoteEnv + "; with a worker command, install cudarepl where the command runs it")
+		return "", errors.New("gpu: --remote-install copies cudarepl over ssh, to a host named with --remote or $" + HostEnv + "; with a worker command, install cudarepl where the command runs it")
 	}
 	t := r.ssh
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

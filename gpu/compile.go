@@ -21,7 +21,7 @@ func (w *Worker) Compile(src nvrtc.Source, opt nvrtc.CompileOptions) (*nvrtc.Ima
 	img, err := answer[*nvrtc.Image](w.do("compile "+src.Name, compileCall{Src: src, Opt: opt}))
 	var ue *UnavailableError
 	if errors.As(err, &ue) {
-		return nil, &UnavailableError{Reason: "on " + w.opts.Remote.Name + ", " + ue.Reason}
+		return nil, &UnavailableError{Reason: "on " + w.opts.Remote.Host() + ", " + ue.Reason}
 	}
 	return img, err
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gpu
+package sysproc
 
 import (
 	"fmt"
@@ -9,19 +9,19 @@ import (
 	"os/exec"
 )
 
-// workerPipes gives the worker cmd its pipe on fd 3 (calls) and fd 4
+// Pipes gives the worker cmd its pipe on fd 3 (calls) and fd 4
 // (replies), and stderr as its stdout and stderr: what a kernel's printf
 // or a library writes cannot reach the pipe.
-func workerPipes(cmd *exec.Cmd, calls, replies *os.File, stderr io.Writer) {
+func Pipes(cmd *exec.Cmd, calls, replies *os.File, stderr io.Writer) {
 	cmd.ExtraFiles = []*os.File{calls, replies} // fd 3, fd 4
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 }
 
-// workerConn returns the pipe workerPipes gave this worker.
-func workerConn() (in, out *os.File, err error) {
+// Conn returns the pipe Pipes gave this worker.
+func Conn() (in, out *os.File, err error) {
 	in, out = os.NewFile(3, "calls"), os.NewFile(4, "replies")
 	if in == nil || out == nil {
-		return nil, nil, fmt.Errorf("gpu: worker: started without its pipes (fd 3, 4); %s is set only for workers", workerEnv)
+		return nil, nil, fmt.Errorf("gpu: worker: started without its pipes (fd 3, 4); %s is set only for workers", WorkerEnv)
 	}
 	return in, out, nil
 }

@@ -1,4 +1,4 @@
-package gpu
+package sysproc
 
 import (
 	"fmt"
@@ -9,20 +9,20 @@ import (
 	"unsafe"
 )
 
-// workerSysProcAttr starts the worker in a process group of its own, which
-// Windows starts with Ctrl-C turned off: Ctrl-C in the console, meant for
-// the REPL, no longer reaches the worker, or the ssh of a remote one.
-// Windows has no parent-death signal: a worker whose parent is gone sees
-// its calls pipe close, and exits.
-func workerSysProcAttr() *syscall.SysProcAttr {
+// Attr starts the worker in a process group of its own, which Windows
+// starts with Ctrl-C turned off: Ctrl-C in the console, meant for the REPL,
+// no longer reaches the worker, or the ssh of a remote one. Windows has no
+// parent-death signal: a worker whose parent is gone sees its calls pipe
+// close, and exits.
+func Attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: syscall.CREATE_NEW_PROCESS_GROUP}
 }
 
-// killTree kills the worker and every process it started (a wrapper's
+// KillTree kills the worker and every process it started (a wrapper's
 // worker, ssh's helpers): Windows has no process group to kill at once,
 // so the tree is read from a snapshot of the processes, and children go
 // first, while their parent's id still names their parent.
-func killTree(p *os.Process) {
+func KillTree(p *os.Process) {
 	for _, pid := range descendants(uint32(p.Pid)) {
 		if h, err := syscall.OpenProcess(syscall.PROCESS_TERMINATE, false, pid); err == nil {
 			syscall.TerminateProcess(h, 1)
@@ -88,21 +88,21 @@ func startTime(pid uint32) int64 {
 
 var procSetStdHandle = syscall.NewLazyDLL("kernel32.dll").NewProc("SetStdHandle")
 
-// workerPipes gives the worker cmd its pipe as its stdin (calls) and stdout
+// Pipes gives the worker cmd its pipe as its stdin (calls) and stdout
 // (replies): a child on Windows inherits no handles but its standard
 // three from os/exec (ExtraFiles is not supported there). Its stderr is
 // stderr.
-func workerPipes(cmd *exec.Cmd, calls, replies *os.File, stderr io.Writer) {
+func Pipes(cmd *exec.Cmd, calls, replies *os.File, stderr io.Writer) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = calls, replies, stderr
 }
 
-// workerConn returns the pipe workerPipes gave this worker: stdin, and
-// stdout's handle. The process's standard output handle, which C
-// libraries loaded later take as theirs, then is stderr's, and so is
-// os.Stdout, so that nothing else the worker writes (a kernel's printf, a
-// library's message) can reach the pipe and break the stream. Call it
-// before loading the driver.
-func workerConn() (in, out *os.File, err error) {
+// Conn returns the pipe Pipes gave this worker: stdin, and stdout's
+// handle. The process's standard output handle, which C libraries loaded
+// later take as theirs, then is stderr's, and so is os.Stdout, so that
+// nothing else the worker writes (a kernel's printf, a library's message)
+// can reach the pipe and break the stream. Call it before loading the
+// driver.
+func Conn() (in, out *os.File, err error) {
 	errH, err := syscall.GetStdHandle(syscall.STD_ERROR_HANDLE)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: worker: stderr's handle: %w", err)

@@ -1,4 +1,4 @@
-package gpu
+package sysproc
 
 import (
 	"bufio"
@@ -17,12 +17,11 @@ import (
 // ("tree"), or that child ("leaf").
 const sysprocRoleEnv = "CUDAREPL_TEST_SYSPROC"
 
-// TestMain's ServeWorker returns at once in these processes (no worker
-// variable is set); the part is played from init, before any test runs.
+// The part is played from init, before any test runs.
 func init() {
 	switch os.Getenv(sysprocRoleEnv) {
 	case "pipes":
-		in, out, err := workerConn()
+		in, out, err := Conn()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -50,7 +49,7 @@ func init() {
 }
 
 // TestWorkerPipes: a worker reads calls from, and writes replies to, the
-// pipe workerPipes gives it and workerConn finds (fds 3 and 4; stdin and
+// pipe Pipes gives it and Conn finds (fds 3 and 4; stdin and
 // stdout on Windows), and what else it writes to its stdout, by Go or by a
 // C library, goes to stderr.
 func TestWorkerPipes(t *testing.T) {
@@ -65,7 +64,7 @@ func TestWorkerPipes(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), sysprocRoleEnv+"=pipes")
 	var stderr bytes.Buffer
-	workerPipes(cmd, callsR, repliesW, &stderr)
+	Pipes(cmd, callsR, repliesW, &stderr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestKillTree(t *testing.T) {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), sysprocRoleEnv+"=tree")
 	cmd.Stdout, cmd.Stderr = w, os.Stderr
-	cmd.SysProcAttr = workerSysProcAttr()
+	cmd.SysProcAttr = Attr()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,20 +106,20 @@ func TestKillTree(t *testing.T) {
 	go func() { waited <- cmd.Wait() }()
 	br := bufio.NewReader(r)
 	if line, err := br.ReadString('\n'); strings.TrimSpace(line) != "ready" {
-		killTree(cmd.Process)
+		KillTree(cmd.Process)
 		t.Fatalf("the worker did not start its child: %q, %v", line, err)
 	}
-	killTree(cmd.Process)
+	KillTree(cmd.Process)
 	ended := make(chan error, 1)
 	go func() { _, err := io.Copy(io.Discard, br); ended <- err }()
 	select {
 	case <-ended:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the worker's child outlived killTree by 10 s")
+		t.Fatal("the worker's child outlived KillTree by 10 s")
 	}
 	select {
 	case <-waited:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the worker outlived killTree by 10 s")
+		t.Fatal("the worker outlived KillTree by 10 s")
 	}
 }

@@ -16,6 +16,3 @@ func processGone(pid int) (bool, error) {
 		return false, err
 	}
 }
-
-// writeStdoutFD writes s to fd 1, as a C library writes to its stdout.
-func writeStdoutFD(s string) { syscall.Write(1, []byte(s)) }

@@ -1,4 +1,4 @@
-package gpu
+package remote
 
 import (
 	"bufio"
@@ -64,18 +64,11 @@ func (f *frameWriter) Write(p []byte) (int, error) {
 	const piece = 1 << 20
 	for off := 0; off < len(p); off += piece {
 		if err := f.frame(frameData, p[off:min(off+piece, len(p))]); err != nil {
-			return off, &pipeError{err}
+			return off, err
 		}
 	}
 	return len(p), nil
 }
-
-// pipeError is a write to the connection that failed: the other end or
-// the connection is gone, which no encoding error means.
-type pipeError struct{ err error }
-
-func (e *pipeError) Error() string { return e.err.Error() }
-func (e *pipeError) Unwrap() error { return e.err }
 
 // readFrame reads one frame from r.
 func readFrame(r *bufio.Reader) (kind byte, payload []byte, err error) {

@@ -20,14 +20,3 @@ func processGone(pid int) (bool, error) {
 	}
 	return ev == syscall.WAIT_OBJECT_0, nil
 }
-
-// writeStdoutFD writes s to the standard output handle, where a C library
-// loaded now would write its stdout.
-func writeStdoutFD(s string) {
-	h, err := syscall.GetStdHandle(syscall.STD_OUTPUT_HANDLE)
-	if err != nil {
-		return
-	}
-	var n uint32
-	syscall.WriteFile(h, []byte(s), &n, nil)
-}

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package gpu
+package share
 
 import (
 	"errors"
@@ -10,20 +10,17 @@ import (
 	"time"
 )
 
-// errLockWait is lockFile's error when the wait passed its limit.
-var errLockWait = errors.New("gpu: waited too long for the lock")
-
 // lockFile takes an exclusive flock(2) on the file at path, making the
 // file and its folder where they are missing, and returns what releases
 // it. Where another process holds it, it calls waiting once, then beat
-// every lockBeat until the lock is free, and gives up with errLockWait
-// after max.
+// each time every passes until the lock is free, and gives up with
+// errLockWait after max.
 //
 // Each call opens the file afresh and closing it releases the lock: two
 // holders in one process exclude each other as two processes do, and a
 // wait given up on leaves nothing behind but a goroutine that closes the
 // file once its flock returns.
-func lockFile(path string, waiting, beat func(), max time.Duration) (unlock func(), err error) {
+func lockFile(path string, waiting, beat func(), every, max time.Duration) (unlock func(), err error) {
 	f, err := openLockFile(path)
 	if err != nil {
 		return nil, err
@@ -40,7 +37,7 @@ func lockFile(path string, waiting, beat func(), max time.Duration) (unlock func
 	waiting()
 	got := make(chan error, 1)
 	go func() { got <- flock(f, syscall.LOCK_EX) }()
-	tick := time.NewTicker(lockBeat)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	limit := time.NewTimer(max)
 	defer limit.Stop()

@@ -1,4 +1,4 @@
-package gpu
+package remote
 
 import (
 	"bufio"
@@ -14,7 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"cudarepl/gpu"
 	"cudarepl/internal/dl"
+	"cudarepl/internal/sysproc"
 )
 
 // clientSilence is how long the host's end waits for word from a client
@@ -23,11 +25,11 @@ import (
 // notice.
 const clientSilence = 30 * time.Second
 
-// ServeRemote serves one worker to a client on in and out, the standard
-// input and output of "cudarepl worker" that ssh (or any command) carries:
-// it says hello with the protocol it speaks, reads the client's setup,
-// starts this program again as a worker (a child with its pipes on fds 3
-// and 4, as Open starts one, under the setup's wrapper if any), and
+// Serve serves one worker to a client on in and out, the standard input
+// and output of "cudarepl worker" that ssh (or any command) carries: it
+// says hello with the protocol it speaks, reads the client's setup, starts
+// this program again as a worker (a child with its pipes on fds 3 and 4,
+// as gpu.Open starts one, under the setup's wrapper if any), and
 // relays the client's calls and the worker's replies as frames, with a
 // heartbeat each way. When the client's calls end (it closed them, or it
 // was not heard from for 30 s) the worker's calls are closed, and a
@@ -35,11 +37,11 @@ const clientSilence = 30 * time.Second
 // report as the worker exits) is killed. Then the host sends what the
 // wrapper logged and how the worker ended. version is the program's, for
 // the client's messages. It returns the exit status for the program.
-func ServeRemote(version string, in io.Reader, out io.Writer) int {
+func Serve(version string, in io.Reader, out io.Writer) int {
 	if version == "" {
 		version = "unknown"
 	}
-	if _, err := fmt.Fprintf(out, "%s %d %s %s/%s\n", helloWord, WorkerProtocol, version, runtime.GOOS, runtime.GOARCH); err != nil {
+	if _, err := fmt.Fprintf(out, "%s %d %s %s/%s\n", helloWord, gpu.WorkerProtocol, version, runtime.GOOS, runtime.GOARCH); err != nil {
 		return 1
 	}
 	fw := &frameWriter{w: out}
@@ -50,8 +52,8 @@ func ServeRemote(version string, in io.Reader, out io.Writer) int {
 	}
 	host, _ := os.Hostname()
 	var s remoteSetup
-	if err := json.Unmarshal([]byte(line), &s); err != nil || s.Protocol != WorkerProtocol {
-		fw.frame(frameError, fmt.Appendf(nil, "gpu: the worker on %s speaks worker protocol %d and could not read what the client sent first (%.60q): run the same cudarepl at both ends", host, WorkerProtocol, line))
+	if err := json.Unmarshal([]byte(line), &s); err != nil || s.Protocol != gpu.WorkerProtocol {
+		fw.frame(frameError, fmt.Appendf(nil, "gpu: the worker on %s speaks worker protocol %d and could not read what the client sent first (%.60q): run the same cudarepl at both ends", host, gpu.WorkerProtocol, line))
 		return 2
 	}
 	cmd, calls, replies, logDir, err := s.start(host)
@@ -106,13 +108,13 @@ func (s remoteSetup) start(host string) (cmd *exec.Cmd, calls, replies *os.File,
 		if logDir, err = os.MkdirTemp("", "cudarepl-wrapper-"); err != nil {
 			return nil, nil, nil, "", fmt.Errorf("gpu: %s's log folder on %s: %w", s.WrapName, host, err)
 		}
-		argv = wrapArgv(s.Wrap, exe, logDir, s.Start)
+		argv = (&gpu.Wrapper{Name: s.WrapName, Argv: s.Wrap}).Command(exe, logDir, s.Start)
 	}
 	backend := s.Backend
 	if backend == "" {
 		backend = "gpu"
 	}
-	cmd, calls, replies, err = spawn(argv, append([]string{workerEnv + "=" + backend}, s.Env...), os.Stderr)
+	cmd, calls, replies, err = sysproc.Spawn(argv, append([]string{sysproc.WorkerEnv + "=" + backend}, s.Env...), os.Stderr)
 	if err != nil {
 		os.RemoveAll(logDir)
 		return nil, nil, nil, "", err
@@ -182,13 +184,13 @@ func relay(cmd *exec.Cmd, calls, replies *os.File, br *bufio.Reader, fw *frameWr
 			calls.Close() // a worker ends when its calls do
 			kill = time.After(grace)
 		case <-kill:
-			killTree(cmd.Process)
+			sysproc.KillTree(cmd.Process)
 		case <-beats.C:
 			fw.beat()
 			if ended != nil && time.Since(time.Unix(0, heard.Load())) > clientSilence {
 				quiet, ended = true, nil
 				calls.Close()
-				killTree(cmd.Process)
+				sysproc.KillTree(cmd.Process)
 			}
 		}
 	}
