@@ -6,7 +6,10 @@
 // from shared memory. The figure closing each rung's comment, v1 to v7, is
 // its speed at 4096³ on the H100 (lesson 5's recorded ladder): v1's in
 // TFLOP/s, the others' over the rung before. The kernels between v6 and v7
-// are timed in the lesson's step "One change at a time".
+// are timed in the lesson's step "One change at a time", at 4096³ on the
+// H200: the figure closing each of their comments, and the second in v7's,
+// is its speed over the kernel it changes there, the median of 3 rounds'
+// ratios.
 
 // v1: one thread per output; threadIdx.x runs down a column of C, so a warp's
 // loads of A are a row apart and each 32-byte sector it fetches serves one float
@@ -185,7 +188,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v6(const float* A, cons
 // matmul_v7a_two_stages is v6 with two shared-memory stages: the next
 // tiles are fetched into registers while the current ones feed the math,
 // then stored into the other stage, so a round of BK needs one barrier
-// instead of two. Everything else is v6's. Needs K and N multiples of 4.
+// instead of two. Everything else is v6's. Needs K and N multiples of 4
+// (1.11× v6).
 extern "C" __global__ void __launch_bounds__(256) matmul_v7a_two_stages(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -249,7 +253,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7a_two_stages(const fl
 
 // matmul_v7b_deep_tiles is v7a with tiles 16 deep instead of 8: half as
 // many rounds, so half the barriers, and each thread fetches and stashes
-// two float4s of each tile instead of one. Needs K and N multiples of 4.
+// two float4s of each tile instead of one. Needs K and N multiples of 4
+// (1.10× v7a).
 extern "C" __global__ void __launch_bounds__(256) matmul_v7b_deep_tiles(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, TM = 8, TN = 8, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -325,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7b_deep_tiles(const fl
 // so the 8 lanes of each phase of a warp's float4 reads of B take 8
 // consecutive float4s, all 32 banks once, where v6's took every other one.
 // The reads index float4s as k·32 + row, where v7b's divide a float
-// offset by 4. Needs K and N multiples of 4.
+// offset by 4. Needs K and N multiples of 4 (1.10× v7b).
 extern "C" __global__ void __launch_bounds__(256) matmul_v7c_halves(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -397,7 +402,8 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7c_halves(const float*
 
 // matmul_v7c_one_block is a control: v7c with v7e's __launch_bounds__(256, 1)
 // and none of v7d's unrolling, so that the step from v7c to v7e is timed in
-// both orders. Needs K and N multiples of 4.
+// both orders. Needs K and N multiples of 4 (1.00× v7c; NVRTC gives it
+// v7c's 115 registers).
 extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7c_one_block(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -469,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7c_one_block(const 
 
 // matmul_v7d_unrolled is v7c with every loop unrolled (#pragma unroll):
 // the fetch, stash and store loops and the 16 steps of k, as well as the
-// 8×8 multiply-adds. Needs K and N multiples of 4.
+// 8×8 multiply-adds. Needs K and N multiples of 4 (1.15× v7c).
 extern "C" __global__ void __launch_bounds__(256) matmul_v7d_unrolled(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -552,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_v7d_unrolled(const floa
 // of 256 threads, of which one an SM is all it needs. The registers a
 // thread may use stay at most 255, as under v7d's (256); the step
 // "Registers and occupancy" shows the registers NVRTC gives it. Needs K and
-// N multiples of 4.
+// N multiples of 4 (1.04× v7d).
 extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7e_one_block(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -639,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7e_one_block(const 
 // memory hit consecutive addresses: Nsight Compute counts no bank conflict
 // on them, and its 50 M on the stores that transpose A), every loop
 // unrolled, one block per SM declared, and 64-bit indexing, so that row·K
-// cannot overflow (1.59× v6). Needs K and N to be multiples of 4.
+// cannot overflow (1.59× v6; 0.99× v7e). Needs K and N to be multiples of 4.
 extern "C" __global__ void __launch_bounds__(256, 1) matmul_v7(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 128, BN = 128, BK = 16, NT = 256;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)

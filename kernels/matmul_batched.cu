@@ -9,8 +9,8 @@
 #include "cudarepl.cuh"
 
 // v1: matmul_v3 over a batch: blockIdx.z picks the product, and one launch
-// does the whole batch (lesson 6's H100 recording: 40 × 256³ in 161.8 µs,
-// where matmul_v3's forty launches took 525.7).
+// does the whole batch (lesson 6's H200 recording: 40 × 256³ in 162.4 µs,
+// where matmul_v3's forty launches took 534.3).
 extern "C" __global__ void matmul_batched_v1(const float* A, const float* B, float* C, int M, int N, int K) {
     const int T = 32;
     __shared__ float As[T][T];
@@ -33,8 +33,8 @@ extern "C" __global__ void matmul_batched_v1(const float* A, const float* B, flo
 
 // v2: matmul_v7's scheme (two stages, 8×8 outputs a thread) on 64×64 tiles
 // of 64 threads: 16 blocks a 256³ product, each value read from shared
-// memory feeding 8 multiply-adds where v1's feeds one (on the H100, 40 ×
-// 256³ in 44.1 µs against v1's 161.8). Needs K and N to be multiples of 4.
+// memory feeding 8 multiply-adds where v1's feeds one (on the H200, 40 ×
+// 256³ in 44.3 µs against v1's 162.4). Needs K and N to be multiples of 4.
 extern "C" __global__ void __launch_bounds__(64) matmul_batched_v2(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 64, BN = 64, BK = 16;
     __shared__ float4 As4[2][BK * BM / 4];  // stage, then As[k][m] (transposed)
@@ -133,13 +133,14 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // v3: 8×4 outputs a thread in blocks of 128 instead of 8×8 in blocks of
-// 64, and tiles copied by cp.async, three stages deep (lesson 6's H100
-// recording: 40 × 256³ in 40.7 µs against v2's 44.1). The reshape is most
+// 64, and tiles copied by cp.async, three stages deep (lesson 6's H200
+// recording: 40 × 256³ in 41.1 µs against v2's 44.3). The reshape is most
 // of the gain: in the H100 session that wrote v3 (docs/measurements.md,
 // third session), the 8×4 shape with v2's register staging ran 40 × 256³
 // in 41.5–42.0 µs, v3 in 40.8, v2 in 44.4. Launch bounds of (128, 5) ask
 // for five blocks an SM (NVRTC 13 gave it 96 registers); lesson 6's Waves
-// step asks the driver how many fit. Needs K and N multiples of 4.
+// step asks the driver how many fit (five, on the H200). Needs K and N
+// multiples of 4.
 extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v3(const float* A, const float* B, float* C, int M, int N, int K) {
     const int BM = 64, BN = 64, BK = 16, NT = 128, STAGES = 3, TR = 8;  // TR: rows of threads
     // Tuning notes. While the math reads one stage, cp.async fills the other
@@ -221,8 +222,8 @@ extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v3(const flo
 
 // v4: the TMA does the copies: one thread asks for a 64×32 tile of A and a
 // 32×64 tile of B with two instructions, so the loop is almost only FFMA
-// and shared-memory loads (lesson 6's H100 recording: 40 × 256³ in 35.8 µs
-// against v3's 40.7). Needs Hopper (kernels compiled for sm_90a), and K
+// and shared-memory loads (lesson 6's H200 recording: 40 × 256³ in 36.6 µs
+// against v3's 41.1). Needs Hopper (kernels compiled for sm_90a), and K
 // and N multiples of 4.
 extern "C" __global__ void __launch_bounds__(128, 5) matmul_batched_v4(const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB, float* C, int M, int N, int K) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -28,6 +28,7 @@
 //  12. softmax: Softmax
 //  13. attention: Attention as a chain of kernels
 //  14. flash-attention: Flash attention
+//  16. multi-gpu: Several GPUs
 //
 // Adding a lesson is adding its folder and its kernels file, then running
 // "go generate ./..." from the repository's root: that registers it

@@ -90,7 +90,7 @@ func TestREPLCommands(t *testing.T) {
 		{"no lesson open", "next\n", []string{"error: no lesson is open"}},
 		{"unknown command", "frobnicate\n", []string{`unknown command "frobnicate"; type 'help' for the list`}},
 		{"device in replay names the GPUs the results come from", "device\n", []string{"gpu: no NVIDIA driver found",
-			"replay mode: the lessons show results recorded on these GPUs", "NVIDIA H100 80GB HBM3  lessons 1–9", "NVIDIA H200", "lessons 2, 10 and 11",
+			"replay mode: the lessons show results recorded on these GPUs", "NVIDIA H100 80GB HBM3  lessons 1, 3–5, 7–9", "NVIDIA H200", "lessons 1, 2, 5–7, 10, 11 and 16",
 			"The NVIDIA H100 80GB HBM3, as recorded on", "compute capability      9.0 (sm_90)"}},
 		{"mem", "mem\n", []string{"no GPU"}},
 		// Each of these was a dead end in a walk-through.

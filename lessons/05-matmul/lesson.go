@@ -39,12 +39,14 @@ var before = map[string]string{
 	"matmul_v7": "matmul_v7e_one_block",
 }
 
-// size4096 is where the ladder, its steps and its profile are measured.
-var size4096 = lessons.Size{4096, 4096, 4096}
+// size4096 is where the ladder, its steps and its profile are measured;
+// size8192 where the tensor-core versions are profiled, and the tile order
+// timed.
+var size4096, size8192 = lessons.Size{4096, 4096, 4096}, lessons.Size{8192, 8192, 8192}
 
 func init() {
 	p, tc, bf := problem(), tensorProblem(false), tensorProblem(true)
-	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, size4096, {8192, 8192, 8192}}
+	sizes := []lessons.Size{{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, size4096, size8192}
 	versions := append(ladderNames(fp32File), cublas)
 	ladder := &lessons.Sweep{Title: "fp32 matmul ladder", XLabel: "matrix size (square, one side)",
 		Impls: versions, Sizes: []lessons.Size{size4096}, Ladder: true}
@@ -53,11 +55,18 @@ func init() {
 	// shows what was recorded for it, or says that nothing was.
 	steps := &lessons.Sweep{Title: "fp32 matmul, from v6 to v7", XLabel: "matrix size (square, one side)",
 		Impls: slices.Concat([]string{"matmul_v6"}, v7Steps, []string{"matmul_v7", cublas}), Sizes: []lessons.Size{size4096}, Ladder: true}
+	// Every tensor-core version, v3 in grouped tile order too, so that
+	// profile counts its DRAM bytes beside v3's at 8192³.
 	tensorCores := &lessons.Sweep{Title: "fp16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 		Problem: tc, Sizes: sizes, Ladder: true}
+	// v3 in its two tile orders and cuBLAS at 8192³, in interleaved rounds:
+	// a measurement, as the steps from v6 to v7 are.
+	tileOrder := &lessons.Sweep{Title: "fp16 tensor-core matmul, tile order", XLabel: "matrix size (square, one side)",
+		Problem: tc, Impls: []string{"matmul_tc_v3", tcGrouped, cublasFP16}, Sizes: []lessons.Size{size8192}, Ladder: true}
 	// The counters beside the ladders: what each rung moved (profile.json).
 	warps := []string{lessons.ColTime, lessons.ColSMBusy, lessons.ColInstructions, lessons.ColOccupancy, lessons.ColLimiter, lessons.ColStalls}
 	tensorPipe := []string{lessons.ColTime, lessons.ColTensor, lessons.ColInstructions, lessons.ColDRAM, lessons.ColPredicted, lessons.ColL2, lessons.ColConflicts}
+	tileBytes := []string{lessons.ColTime, lessons.ColDRAM, lessons.ColPredicted, lessons.ColL2, lessons.ColDRAMBusy}
 	lessons.Register(lessons.Def{
 		Number: 5, Slug: "matmul", Files: files, Kernels: fp32File, Problem: p,
 		Exercise: &lessons.Exercise{
@@ -83,7 +92,7 @@ func init() {
 			"Register blocking":       &lessons.ShowKernel{Names: []string{"matmul_v4", "matmul_v5"}},
 			"Vectorized loads":        &lessons.ShowKernel{Names: []string{"matmul_v6"}},
 			"From v6 to v7":           &lessons.ShowKernel{Names: []string{"matmul_v7"}},
-			"One change at a time":    &lessons.Run{Name: "measure", F: changes(steps, cublas)},
+			"One change at a time":    &lessons.Run{Name: "measure", F: changes(steps, cublas, before)},
 			"Registers and occupancy": &lessons.Run{Name: "measure", F: occupancy},
 			"Check":                   &lessons.CheckStep{},
 			"What each step saves": &lessons.Run{F: func(env *lessons.Env, l *lessons.Lesson, _ string) error {
@@ -98,8 +107,12 @@ func init() {
 			"Hopper: TMA and wgmma":       &lessons.ShowKernel{File: tcFile, Names: []string{"matmul_tc_v3", "tc_v3"}},
 			"Tensor-core check":           &lessons.CheckStep{Problem: tc},
 			"Tensor cores against cuBLAS": tensorCores,
-			"Tensor-core counters":        &lessons.ProfileStep{Of: tensorCores, Columns: tensorPipe},
-			"bf16 check":                  &lessons.CheckStep{Problem: bf},
+			"Tensor-core counters": &lessons.ProfileStep{Of: tensorCores, Columns: tensorPipe,
+				Impls: []string{"matmul_tc_v1", "matmul_tc_v2", "matmul_tc_v3", cublasFP16}},
+			"Tile order":          &lessons.ShowKernel{File: tcFile, Names: []string{tcGrouped}},
+			"Tile order, timed":   &lessons.Run{Name: "measure", F: changes(tileOrder, cublasFP16, map[string]string{tcGrouped: "matmul_tc_v3"})},
+			"Tile-order counters": &lessons.ProfileStep{Of: tensorCores, Columns: tileBytes, Impls: tileOrder.Impls},
+			"bf16 check":          &lessons.CheckStep{Problem: bf},
 			"bf16 against cuBLAS": &lessons.Sweep{Title: "bf16 tensor-core matmul", XLabel: "matrix size (square, one side)",
 				Problem: bf, Sizes: []lessons.Size{size4096}, Ladder: true},
 			"Exercise": &lessons.ExerciseStep{},
@@ -183,8 +196,9 @@ func threads(name string) int {
 
 // changes returns a step that runs sweep, a kernel and the kernels that
 // change one thing of it, then shows each against the kernel it changes
-// (before), round by round, and as a share of the library impl lib.
-func changes(sweep *lessons.Sweep, lib string) func(env *lessons.Env, l *lessons.Lesson, step string) error {
+// (changed[kernel]), round by round, and as a share of the library impl
+// lib.
+func changes(sweep *lessons.Sweep, lib string, changed map[string]string) func(env *lessons.Env, l *lessons.Lesson, step string) error {
 	return func(env *lessons.Env, l *lessons.Lesson, step string) error {
 		err := sweep.Do(env, l, step)
 		rs := env.Results.Filter(step, "bench")
@@ -201,8 +215,8 @@ func changes(sweep *lessons.Sweep, lib string) func(env *lessons.Env, l *lessons
 		}
 		for _, name := range sweep.Impls {
 			r, ok := by[name]
-			prev, changed := before[name]
-			if !ok || !changed || r.Throughput <= 0 {
+			prev, isStep := changed[name]
+			if !ok || !isStep || r.Throughput <= 0 {
 				continue
 			}
 			t.Rows = append(t.Rows, []string{name, prev, fmt.Sprintf("%.1f", r.Throughput),

@@ -82,6 +82,21 @@ func TestStepsChangeOneThing(t *testing.T) {
 	}
 }
 
+// TestGroupedChangesOneThing: matmul_tc_v3_grouped is matmul_tc_v3 with
+// a group of 16 tile rows passed to the code they share, and nothing else,
+// so that the step "Tile order" times the order alone.
+func TestGroupedChangesOneThing(t *testing.T) {
+	src, err := kernels.Source(tcFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grouped, v3 := code(t, src, tcGrouped), code(t, src, "matmul_tc_v3")
+	undone := strings.Replace(strings.Replace(grouped, ", 16);", ");", 1), tcGrouped+"(", "matmul_tc_v3(", 1)
+	if undone == grouped || undone != v3 {
+		t.Errorf("%s, its group undone, is not matmul_tc_v3:\n%s\nwant\n%s", tcGrouped, undone, v3)
+	}
+}
+
 // code is kernel name's code in src, without its comment.
 func code(t *testing.T, src nvrtc.Source, name string) string {
 	t.Helper()

@@ -10,9 +10,15 @@ import (
 	"cudarepl/numeric"
 )
 
+// tcGrouped is matmul_tc_v3 taking its tiles in groups of tile rows, the
+// one thing it changes: the step "Tile order, timed" times it against
+// matmul_tc_v3, and "Tile-order counters" shows its DRAM bytes.
+const tcGrouped = "matmul_tc_v3_grouped"
+
 // tensorProblem is C = A·B with fp16 (or bf16) inputs and output and fp32
-// accumulation, on tensor cores: matmul_tc.cu's versions and cuBLAS. The
-// bf16 problem runs the best version only, matmul_tc_v3_bf16.
+// accumulation, on tensor cores: matmul_tc.cu's versions, v3 in grouped
+// tile order, and cuBLAS. The bf16 problem runs the best version only,
+// matmul_tc_v3_bf16.
 func tensorProblem(bf16 bool) *lessons.Problem {
 	p := &lessons.Problem{
 		Name: "fp16 matmul (tensor cores)", DType: "float16", Unit: "TFLOP/s", Peak: gpu.PeakFP16, Baseline: "cuBLAS fp16",
@@ -27,6 +33,13 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 	if bf16 {
 		p.Name, p.DType, p.Peak, p.Baseline = "bf16 matmul (tensor cores)", "bfloat16", gpu.PeakBF16, "cuBLAS bf16"
 		impls = []lessons.Impl{{Name: "matmul_tc_v3_bf16", Summary: "matmul_tc_v3 with bf16 inputs and output"}}
+	} else {
+		impls = append(impls, lessons.Impl{Name: tcGrouped, Summary: summary(tcFile, tcGrouped)})
+		// 17 rows of v3's 128-row tiles and 3 columns of its 256-column
+		// ones, the last of each partial, and K past one 64-deep tile: the
+		// grouped order's two groups, the second of one row, every element
+		// checked.
+		p.CheckSizes = append(p.CheckSizes, lessons.Size{2100, 600, 72})
 	}
 	for _, im := range impls {
 		im.Block = 256
@@ -35,7 +48,7 @@ func tensorProblem(bf16 bool) *lessons.Problem {
 			im.Block = 128
 		case "matmul_tc_v2":
 			im.Requires = multiplesOf(8, "16-byte copies")
-		case "matmul_tc_v3", "matmul_tc_v3_bf16":
+		case "matmul_tc_v3", tcGrouped, "matmul_tc_v3_bf16":
 			im.Block, im.Arch = 384, "sm_90a"
 			im.Requires = multiplesOf(8, "TMA's 16-byte rows")
 		}
@@ -117,7 +130,7 @@ func (c *hcase) Ops(impl lessons.Impl, k gpu.Kernel, _ int) ([]gpu.Op, error) {
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(tiles, 4)), Block: gpu.Dim(128), Args: args}}, nil
 	case "matmul_tc_v2":
 		return []gpu.Op{gpu.Launch{Kernel: k, Grid: gpu.Dim(gpu.Blocks(c.n, 128), gpu.Blocks(c.m, 128)), Block: gpu.Dim(256), Args: args}}, nil
-	case "matmul_tc_v3", "matmul_tc_v3_bf16":
+	case "matmul_tc_v3", tcGrouped, "matmul_tc_v3_bf16": // one grid: the grouped kernel maps a block to its tile itself
 		mapA := gpu.TensorMap{Base: c.da, Type: dt, Rows: c.m, Cols: c.k, BoxRows: tcV3BM, BoxCols: tcV3BK, Swizzle128: true}
 		mapB := gpu.TensorMap{Base: c.db, Type: dt, Rows: c.k, Cols: c.n, BoxRows: tcV3BK, BoxCols: 64, Swizzle128: true}
 		args = append([]gpu.Arg{gpu.TMap(mapA), gpu.TMap(mapB)}, args[2:]...)

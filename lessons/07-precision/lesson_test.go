@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"cudarepl/blas"
+	"cudarepl/gpu"
 	"cudarepl/lessons"
 	"cudarepl/lessons/lessontest"
 )
@@ -14,7 +16,7 @@ import (
 func TestLesson(t *testing.T) { lessontest.Run(t) }
 
 func TestFormats(t *testing.T) {
-	for _, f := range formats {
+	for _, f := range allFormats() {
 		got, err := formatOf(f.name)
 		if err != nil || got.name != f.name {
 			t.Errorf("formatOf(%q) = %v, %v", f.name, got, err)
@@ -338,22 +340,135 @@ func TestSummingFigures(t *testing.T) {
 }
 
 // TestLayoutTable: each variant's rate as a share of fp16's at its size,
-// the median of the rounds' ratios, beside its error.
+// the median of the rounds' ratios, and fp8 fast's as a share of fp8's.
 func TestLayoutTable(t *testing.T) {
-	if layoutTable(nil, nil) != nil {
+	if layoutTable(nil) != nil {
 		t.Error("a table with nothing timed")
 	}
 	at := func(v string, rounds ...float64) lessons.Result {
 		return lessons.Result{Variant: v, Size: "4096×4096×4096", Throughput: rounds[1], Rounds: rounds}
 	}
-	rs := []lessons.Result{at(fp16, 700, 740, 760), at(fp16TN.name, 693, 740, 768), at(fp8, 1120, 1184, 1200)}
-	checks := []lessons.Result{{Variant: fp16, MaxRelErr: 3.3e-4}, {Variant: fp8, MaxRelErr: 3.35e-2}}
-	tab := layoutTable(rs, checks)
+	rs := []lessons.Result{at(fp16, 700, 740, 760), at(fp16TN.name, 693, 740, 768), at(fp8, 1120, 1184, 1200),
+		at(fp8Fast.name, 1232, 1302, 1320)}
 	var b bytes.Buffer
-	tab.Write(&b)
-	for _, want := range []string{"1.00 (0.99–1.01)", "1.60 (1.58–1.60)", "3.35e-02", "3.30e-04"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("layout table lacks %q:\n%s", want, b.String())
+	layoutTable(rs).Write(&b)
+	rows := map[string]string{}
+	for _, line := range strings.Split(b.String(), "\n") {
+		for _, v := range []string{fp16, fp16TN.name, fp8, fp8Fast.name} {
+			if strings.HasPrefix(line, v+" ") && !strings.HasPrefix(line, v+" fast") && !strings.HasPrefix(line, v+" tn") {
+				rows[v] = line
+			}
+		}
+	}
+	tests := []struct {
+		variant string
+		want    []string
+	}{
+		{fp16TN.name, []string{"1.00 (0.99–1.01)", "—"}},
+		{fp8, []string{"1.60 (1.58–1.60)", "  1"}},
+		{fp8Fast.name, []string{"1.76 (1.74–1.76)", "1.10 (1.10–1.10)"}},
+	}
+	for _, tt := range tests {
+		for _, want := range tt.want {
+			if !strings.Contains(rows[tt.variant], want) {
+				t.Errorf("%s's row lacks %q:\n%s", tt.variant, want, b.String())
+			}
+		}
+	}
+}
+
+// TestLayoutErrors: each variant's two errors at each size it was checked
+// at, on one row, and a dash for one not recorded.
+func TestLayoutErrors(t *testing.T) {
+	if layoutErrors(nil) != nil {
+		t.Error("a table with nothing checked")
+	}
+	long := layoutChecks[1].String()
+	checks := []lessons.Result{
+		{Variant: fp8, Size: modelSize.String(), MaxRelErr: 3.35e-2, Passed: true},
+		{Variant: fp8, Size: modelSize.String() + roundedLabel, MaxRelErr: 1.2e-3, Passed: true},
+		{Variant: fp8Fast.name, Size: modelSize.String(), MaxRelErr: 3.36e-2, Passed: true},
+		{Variant: fp8Fast.name, Size: long, MaxRelErr: 0.2, Passed: false},
+		{Variant: fp16, Size: long, Detail: "cublasGemmEx failed"},
+		{Variant: fp16, Size: long + roundedLabel, Detail: "cublasGemmEx failed"},
+	}
+	var b bytes.Buffer
+	layoutErrors(checks).Write(&b)
+	out := b.String()
+	tests := []struct{ row, want string }{
+		{fp8 + " ", "3.35e-02"},
+		{fp8 + " ", "1.20e-03"},
+		{fp8Fast.name + " ", "3.36e-02"},
+		{fp8Fast.name + " ", "2.00e-01 (failed)"},
+	}
+	for _, tt := range tests {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, tt.row) && strings.Contains(line, tt.want) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row of %q with %q:\n%s", tt.row, tt.want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, fp16+" ") && strings.Count(line, "failed") != 2 {
+			t.Errorf("fp16's row at %s does not say twice that it failed: %q", long, line)
+		}
+	}
+	if n := strings.Count(out, "—"); n != 2 {
+		t.Errorf("%d dashes, want 2 (fp8 fast's rounded errors, both unrecorded):\n%s", n, out)
+	}
+}
+
+// TestFastAccumOps: fp8 fast is fp8's product with FastAccum set, and
+// nothing else changed; every other variant leaves it off.
+func TestFastAccumOps(t *testing.T) {
+	c := &pcase{m: 32, n: 48, k: 64, dc: 3, dev: map[string][2]gpu.DevicePtr{}}
+	for _, f := range allFormats() { // already "uploaded", so that Ops needs no GPU
+		key := f.in.String()
+		if f.transB {
+			key += " tn"
+		}
+		c.dev[key] = [2]gpu.DevicePtr{1, 2}
+	}
+	gemm := func(name string) blas.GEMM {
+		ops, err := c.Ops(lessons.Impl{Name: name}, gpu.Kernel{}, 0)
+		if err != nil || len(ops) != 1 {
+			t.Fatalf("Ops(%s) = %v, %v", name, ops, err)
+		}
+		return ops[0].(blas.GEMM)
+	}
+	for _, f := range allFormats() {
+		if g := gemm(f.name); g.FastAccum != (f.name == fp8Fast.name) {
+			t.Errorf("%s: FastAccum %v", f.name, g.FastAccum)
+		}
+	}
+	slow, fast := gemm(fp8), gemm(fp8Fast.name)
+	if fast.Name() == slow.Name() {
+		t.Errorf("fp8 and fp8 fast both named %q", slow.Name())
+	}
+	fast.FastAccum = false
+	if fast != slow {
+		t.Errorf("fp8 fast changes more than FastAccum: %+v, fp8 %+v", fast, slow)
+	}
+}
+
+// TestRoundIn: each format's inputs are rounded for the reference as they
+// are for upload.
+func TestRoundIn(t *testing.T) {
+	const x = float32(0.1)
+	tests := []struct {
+		f    format
+		want float32
+	}{
+		{formats[0], x}, {formats[1], x}, {formats[2], round16(x)}, {formats[3], roundBF16(x)},
+		{formats[4], round8(x)}, {fp16TN, round16(x)}, {fp8Fast, round8(x)},
+	}
+	for _, tt := range tests {
+		if got := tt.f.roundIn(x); got != tt.want {
+			t.Errorf("%s: roundIn(0.1) = %v, want %v", tt.f.name, got, tt.want)
 		}
 	}
 }

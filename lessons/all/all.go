@@ -18,4 +18,5 @@ import (
 	_ "cudarepl/lessons/12-softmax"
 	_ "cudarepl/lessons/13-attention"
 	_ "cudarepl/lessons/14-flash-attention"
+	_ "cudarepl/lessons/16-multi-gpu"
 )

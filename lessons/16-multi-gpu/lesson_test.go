@@ -1,0 +1,9 @@
+package multigpu
+
+import (
+	"testing"
+
+	"cudarepl/lessons/lessontest"
+)
+
+func TestLesson(t *testing.T) { lessontest.Run(t) }
