@@ -140,6 +140,7 @@ func (c *Context) start() error {
 	}
 	info.Libraries = <-libs
 	info.Devices = int(n)
+	info.PeerAccess = d.peersReached(c.dev, int(n))
 	c.info = info
 	return nil
 }

@@ -42,6 +42,7 @@ type DeviceInfo struct {
 	NVRTCVersion           string            // "" where NVRTC is missing
 	Libraries              map[string]string // the version of each library registered with RegisterLibrary that loads, by name
 	Devices                int               // how many GPUs the driver shows this process (cuDeviceGetCount), this one among them (On)
+	PeerAccess             []int             // the other GPUs whose memory this one's kernels and copies reach directly (cuDeviceCanAccessPeer); none where Devices is 1
 }
 
 // Arch is the NVRTC architecture name of the device, e.g. "sm_90".

@@ -30,6 +30,18 @@
 // processes' on the same GPU, and allocations keep to a budget (package
 // gpu/share).
 //
+// One worker drives every GPU of its machine. Its own context is GPU 0's;
+// [On] gives GPU i as a [Device], whose context the worker opens on first
+// use, with peer access to the others where the driver allows it
+// ([DeviceInfo] PeerAccess). Work that spans GPUs is a [Multi] run by
+// [RunMulti]: steps, each an [Op] on one GPU ([PeerCopy], [WaitPeer] for
+// another GPU's event, or an op that spans every GPU itself, such as an
+// NCCL collective), queued in order from one thread and timed by events on
+// every GPU. Every worker runs with NVLink multicast off in NCCL
+// (NCCL_NVLS_ENABLE=0, whatever the parent's environment says): a program
+// that uses it can put a shared host's GPUs out of service. The GPUs are
+// one machine's: the package does not span processes or hosts.
+//
 // What the package does not do: it does not compile a kernel for a local
 // worker (package nvrtc does, into the [nvrtc.Image] that
 // [Device.LoadKernel] takes; a remote worker calls nvrtc there), and it knows no

@@ -199,6 +199,14 @@ func (x *Exec) runMulti(m Multi) (res MultiResult, err error) {
 	}
 	defer r.release()
 	defer r.destroyEvents()
+	// After a failure part of a run may still be queued: wait for every
+	// GPU (its error, if any, is the one already returned) before the
+	// events and what was prepared go.
+	defer func() {
+		if err != nil {
+			r.wait()
+		}
+	}()
 	if err := r.makeEvents(); err != nil {
 		return res, err
 	}
@@ -480,6 +488,9 @@ func (r *multiRun) join(g int, x *Exec) error {
 func (r *multiRun) wait() error {
 	for g, x := range r.gpus {
 		d := x.c.d
+		if g >= len(r.end) || r.end[g] == 0 {
+			continue // its events were never made
+		}
 		if err := x.MakeCurrent(); err != nil {
 			return err
 		}

@@ -135,6 +135,7 @@ func (c *Context) startPeer() (err error) {
 		return err
 	}
 	info.Devices, info.NVRTCVersion, info.Libraries = root.info.Devices, root.info.NVRTCVersion, root.info.Libraries
+	info.PeerAccess = d.peersReached(c.dev, info.Devices)
 	c.info = info
 	for _, o := range c.openWith {
 		if err := c.enablePeerAccess(o); err != nil {
@@ -497,4 +498,22 @@ func init() {
 type loadedKernel struct {
 	ordinal int
 	kernelKey
+}
+
+// peersReached lists the ordinals of the n GPUs, other than dev, whose
+// memory dev reaches directly (cuDeviceCanAccessPeer): where a kernel may
+// read another GPU's pointer, and a peer copy needs no staging through
+// the host. A GPU the driver cannot say about is left out.
+func (d *driverAPI) peersReached(dev int32, n int) []int {
+	var out []int
+	for j := range n {
+		var other, can int32
+		if d.cuDeviceGet(&other, int32(j)) != 0 || other == dev {
+			continue
+		}
+		if d.cuDeviceCanAccessPeer(&can, dev, other) == 0 && can != 0 {
+			out = append(out, j)
+		}
+	}
+	return out
 }

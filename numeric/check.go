@@ -198,6 +198,10 @@ type PastTheEndError struct {
 }
 
 func (e *PastTheEndError) Error() string {
-	return fmt.Sprintf("check: %s[%d] was written, past the end of %s (n = %d); %d elements past the end were overwritten: is the bounds check missing?",
-		e.Name, e.First, e.Name, e.N, e.Count)
+	what := fmt.Sprintf("%d elements past the end were", e.Count)
+	if e.Count == 1 {
+		what = "1 element past the end was"
+	}
+	return fmt.Sprintf("check: %s[%d] was written, past the end of %s (n = %d); %s overwritten: is the bounds check missing?",
+		e.Name, e.First, e.Name, e.N, what)
 }

@@ -62,6 +62,10 @@ func runChecks(env *lessons.Env, l *lessons.Lesson, step string) ([]lessons.Resu
 		return nil, err
 	}
 	what := []string{nccl.AllReduce.String(), nccl.AllGather.String(), nccl.ReduceScatter.String(), ringCopy, ringPeer}
+	if ok, from, to := g.reachesPrevious(); !ok {
+		fmt.Fprintf(env.Out, "%s is not checked: GPU %d cannot read GPU %d's memory directly (no peer access between them).\n", ringPeer, from, to)
+		what = what[:len(what)-1]
+	}
 	var rs []lessons.Result
 	for _, m := range checkCounts {
 		count := m * int64(n)

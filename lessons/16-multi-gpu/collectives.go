@@ -119,8 +119,8 @@ func showCollectives(env *lessons.Env, l *lessons.Lesson, step string, rs []less
 		fig.Ceilings = []plots.Ceiling{{Name: wayBoth + " (measured)", Value: ceiling.Throughput}}
 	}
 	for _, k := range collectiveKinds {
-		t.Headers = append(t.Headers, k.String()+" (µs)", "busbw (GB/s)")
-		t.Right = append(t.Right, true, true)
+		t.Headers = append(t.Headers, k.String()+" (µs)", "algbw", "busbw")
+		t.Right = append(t.Right, true, true, true)
 		se := plots.Series{Name: k.String()}
 		for _, b := range sizes {
 			if r, ok := by[k.String()][b]; ok {
@@ -132,16 +132,18 @@ func showCollectives(env *lessons.Env, l *lessons.Lesson, step string, rs []less
 	for _, b := range sizes {
 		row := []string{bytesLabel(int64(b))}
 		for _, k := range collectiveKinds {
-			if r, ok := by[k.String()][b]; ok {
-				row = append(row, fmt.Sprintf("%.1f", r.MedianMs*1e3), fmt.Sprintf("%.1f", r.Throughput))
-			} else {
-				row = append(row, "—", "—")
+			r, ok := by[k.String()][b]
+			d, err := detailOf(r)
+			if !ok || err != nil {
+				row = append(row, "—", "—", "—")
+				continue
 			}
+			row = append(row, fmt.Sprintf("%.1f", r.MedianMs*1e3), fmt.Sprintf("%.1f", d.AlgBW), fmt.Sprintf("%.1f", r.Throughput))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	t.Notes = append(t.Notes,
-		"Bus bandwidth as nccl-tests counts it: the size over the median time (algorithm bandwidth), times 2(n − 1)/n for an all-reduce and (n − 1)/n for the others, n the GPUs.")
+		"algbw and busbw in GB/s, as nccl-tests counts them: the algorithm bandwidth is the size over the median time; the bus bandwidth is it times 2(n − 1)/n for an all-reduce and (n − 1)/n for the others, n the GPUs.")
 	if ceiling.Throughput > 0 && len(sizes) > 0 {
 		largest := sizes[len(sizes)-1]
 		if ar, ok := by[nccl.AllReduce.String()][largest]; ok {

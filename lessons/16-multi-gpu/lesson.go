@@ -68,7 +68,8 @@ func ringProblem() *lessons.Problem {
 			ranks, chunk := int64(s[0]), int64(s[1])
 			count := ranks * chunk
 			all := ranks * count
-			return lessons.Memory{Device: 4 * (all + 2*count), Host: 4*(all+2*count)*2 + 8*count}
+			guards := count + int64(backGuard(int(ranks), int(chunk)))
+			return lessons.Memory{Device: 4 * (all + guards), Host: 4*(all+guards)*2 + 8*count}
 		},
 		// Each step reads two chunks and writes one for every rank.
 		Work: func(s lessons.Size) float64 {
@@ -80,13 +81,15 @@ func ringProblem() *lessons.Problem {
 }
 
 // ringCase is one simulated ring on the GPU: bufs holds the ranks' buffers
-// end to end, between two guards of a rank's buffer each, poisoned, where
-// a kernel that takes a chunk below 0 or a rank past the last writes.
+// end to end, between two poisoned guards: before, a rank's buffer, where
+// a kernel that takes a chunk below 0 writes; behind, room for every rank
+// past the last that the spare threads of a block (up to 1024) can reach.
 type ringCase struct {
 	env         *lessons.Env
 	ranks, size int // ranks, and floats a rank (ranks × chunk)
 	chunk       int
-	mem         gpu.DevicePtr // guard, bufs, guard; each guard size floats
+	mem         gpu.DevicePtr // guard (size floats), bufs, guard (back floats)
+	back        int
 	inputs      []float32
 	want        []float64 // [rank][chunk]: the sum of chunk (rank + 1) mod ranks
 }
@@ -96,14 +99,14 @@ func setupRing(env *lessons.Env, s lessons.Size) (lessons.Case, error) {
 	if ranks < 2 || chunk < 1 {
 		return nil, fmt.Errorf("a ring needs 2 ranks or more and a chunk of 1 float or more, not %d ranks of %d", ranks, chunk)
 	}
-	c := &ringCase{env: env, ranks: ranks, size: ranks * chunk, chunk: chunk}
+	c := &ringCase{env: env, ranks: ranks, size: ranks * chunk, chunk: chunk, back: backGuard(ranks, chunk)}
 	c.inputs = make([]float32, ranks*c.size)
 	for i := range c.inputs {
 		c.inputs[i] = checkValue()
 	}
 	c.want = ringReference(c.inputs, ranks, chunk)
 	var err error
-	if c.mem, err = env.Dev.Alloc(4 * int64(len(c.inputs)+2*c.size)); err != nil {
+	if c.mem, err = env.Dev.Alloc(4 * int64(c.size+len(c.inputs)+c.back)); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -144,7 +147,7 @@ func (c *ringCase) Ops(impl lessons.Impl, k gpu.Kernel, block int) ([]gpu.Op, er
 // guards on either side with NaN.
 func (c *ringCase) Poison() error {
 	d := c.env.Dev
-	if err := d.Run(gpu.Memset{Dst: c.mem, Value: numeric.Poison32, Count: int64(len(c.inputs) + 2*c.size)}); err != nil {
+	if err := d.Run(gpu.Memset{Dst: c.mem, Value: numeric.Poison32, Count: int64(c.size + len(c.inputs) + c.back)}); err != nil {
 		return err
 	}
 	return gpu.WriteSlice(d, c.mem+gpu.DevicePtr(4*c.size), c.inputs)
@@ -153,7 +156,7 @@ func (c *ringCase) Poison() error {
 // Check compares the chunk each rank owns with the sum over the ranks,
 // then checks that nothing was written into the guards.
 func (c *ringCase) Check() (numeric.CheckStats, error) {
-	all, err := gpu.Download[float32](c.env.Dev, c.mem, len(c.inputs)+2*c.size)
+	all, err := gpu.Download[float32](c.env.Dev, c.mem, c.size+len(c.inputs)+c.back)
 	if err != nil {
 		return numeric.CheckStats{}, err
 	}
@@ -174,6 +177,14 @@ func (c *ringCase) Check() (numeric.CheckStats, error) {
 }
 
 func (c *ringCase) Free() { c.env.FreeAll(c.mem) }
+
+// backGuard is the floats behind the ranks' buffers that a step with no
+// guard can write: its spare threads, up to 1023 of a block of 1024, take
+// ranks past the last, each a buffer of ranks × chunk floats further on.
+func backGuard(ranks, chunk int) int {
+	past := (1023 + chunk - 1) / chunk // ranks past the last a spare thread can be in
+	return (past + 1) * ranks * chunk
+}
 
 // beforeStart reports writes into guard, the poisoned words just before
 // the output called name, where a kernel that computes a negative index

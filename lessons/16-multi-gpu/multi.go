@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +42,7 @@ func openGPUs(env *lessons.Env, n int) (*gpus, error) {
 }
 
 // errOneGPU is why a step that needs several GPUs shows recorded results.
-var errOneGPU = errors.New("this step needs two GPUs or more")
+var errOneGPU = errors.New("This step needs two GPUs or more")
 
 // alloc allocates bytes on GPU i, freed with the others by free.
 func (g *gpus) alloc(i int, bytes int64) (gpu.DevicePtr, error) {
@@ -213,4 +214,18 @@ func progress(env *lessons.Env, done, total int, what string) {
 	if env.Progress != nil {
 		env.Progress(done, total, what)
 	}
+}
+
+// reachesPrevious reports whether every GPU of g reads the memory of the
+// GPU before it in the ring directly (peer access), as ring v2's kernel
+// needs; where one does not, the GPU that does not and the one it cannot
+// reach.
+func (g *gpus) reachesPrevious() (ok bool, from, to int) {
+	for i, d := range g.devs {
+		prev := mod(i-1, g.n())
+		if !slices.Contains(d.Info().PeerAccess, prev) {
+			return false, i, prev
+		}
+	}
+	return true, 0, 0
 }

@@ -160,17 +160,22 @@ func measureRing(env *lessons.Env, l *lessons.Lesson, step string, sizes []int64
 	}
 	defer g.free()
 	n := g.n()
-	r, err := newRing(env, g, sizes[len(sizes)-1]/4)
+	r, err := newRing(env, g, sizes[len(sizes)-1]/4/int64(n)*int64(n))
 	if err != nil {
 		return nil, err
 	}
+	versions := ringVersions
+	if ok, from, to := g.reachesPrevious(); !ok {
+		fmt.Fprintf(env.Out, "%s is not run: GPU %d cannot read GPU %d's memory directly (no peer access between them).\n", ringPeer, from, to)
+		versions = []string{ringCopy, ncclRing}
+	}
 	var rs []lessons.Result
-	total := len(sizes) * len(ringVersions)
+	total := len(sizes) * len(versions)
 	for i, b := range sizes {
-		r.count = b / 4
+		r.count = b / 4 / int64(n) * int64(n) // chunks of whole floats: a multiple of the GPUs
 		nccls := 0.0
-		for j, v := range ringVersions {
-			progress(env, i*len(ringVersions)+j, total, v+", "+bytesLabel(b))
+		for j, v := range versions {
+			progress(env, i*len(versions)+j, total, v+", "+bytesLabel(b))
 			steps := r.ops(v)
 			if v == ncclRing {
 				steps = []gpu.DevOp{{Device: -1, Op: nccl.Collective{Kind: nccl.AllReduce, Devices: n, Send: r.data, Recv: r.data, Count: r.count}}}
@@ -190,7 +195,7 @@ func measureRing(env *lessons.Env, l *lessons.Lesson, step string, sizes []int64
 			rs = append(rs, env.Record(withDetail(res, d)))
 		}
 		// Each hand-written version's share of NCCL's, at this size.
-		for k := len(rs) - len(ringVersions); k < len(rs)-1; k++ {
+		for k := len(rs) - len(versions); k < len(rs)-1; k++ {
 			if d, err := detailOf(rs[k]); err == nil && nccls > 0 {
 				d.Ratio, d.Against = rs[k].Throughput/nccls, ncclRing
 				rs[k] = env.Record(withDetail(rs[k], d))

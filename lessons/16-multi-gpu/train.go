@@ -98,7 +98,9 @@ func newNet(env *lessons.Env, g *gpus, m mlp) (*net, [][]float32, [][]float32, [
 			}
 		}
 	}
-	// Weights scaled so that activations keep their size through the layers.
+	// Small weights, within ±2/Hidden, the same on every GPU. (Activations
+	// shrink layer by layer at this scale; the step times do not depend on
+	// the values.)
 	scale := float32(2 / float64(m.Hidden))
 	ws := make([][]float32, L+1)
 	for l := 1; l <= L; l++ {
@@ -492,7 +494,7 @@ func showTrain(env *lessons.Env, l *lessons.Lesson, step string, rs []lessons.Re
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("4 layers of 4096×4096 on each of %d GPUs, fp32 products by cuBLAS; each figure the median of %d steps (the lowest and highest in brackets), a step timed from the start of its first kernel to the end of its last, on the GPU that finished last.",
+	t.Notes = append(t.Notes, fmt.Sprintf("4 layers of 4096×4096 on each of %d GPUs, fp32 products by cuBLAS; each figure the median of %d steps (the lowest and highest in brackets), a step timed on each GPU from an event recorded before its work is queued to one after its last operation, the longest of the GPUs' times.",
 		gpus, benches[0].Reps), env.About(benches))
 	env.PrintTable(t)
 	if len(spans) == 0 {

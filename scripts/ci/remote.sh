@@ -186,7 +186,7 @@ expect_sentence refused "refused refused the ssh key"
 expect_sentence unknown-key "the host key of unknown-key is not known here"
 expect_sentence closed-port "cannot reach closed-port over ssh"
 expect_sentence "localhost:$T/remote/cudarepl" "localhost has no cudarepl (looked for $T/remote/cudarepl): run cudarepl with --remote-install"
-expect_sentence "localhost:$T/fakes/old" "the cudarepl on localhost (0.0.1) speaks worker protocol 0, and this one speaks 1"
+expect_sentence "localhost:$T/fakes/old" "the cudarepl on localhost (0.0.1) speaks worker protocol 0, and this one speaks 2"
 expect_sentence "localhost:$T/fakes/noworker" "the cudarepl on localhost has no worker command"
 
 step "--remote-install copies this cudarepl there, then it serves"
