@@ -53,6 +53,11 @@ func Version() (string, error) {
 // hint says how to get NCCL where it is missing.
 const hint = "install NCCL (libnccl2) or pip's nvidia-nccl-cu13, or set " + PathEnv + " to libnccl.so.2's path"
 
+// InstallHint says how to get NCCL where it is missing, for a caller that
+// finds it missing on the GPUs' machine (DeviceInfo.Libraries has no
+// "NCCL").
+const InstallHint = hint
+
 // loadNCCL opens NCCL and binds its symbols, once a process.
 var loadNCCL = sync.OnceValues(func() (*ncclAPI, error) {
 	// NVLink SHARP (multicast objects) stays off: NCCL reads this when

@@ -66,6 +66,10 @@ func runChecks(env *lessons.Env, l *lessons.Lesson, step string) ([]lessons.Resu
 		fmt.Fprintf(env.Out, "%s is not checked: GPU %d cannot read GPU %d's memory directly (no peer access between them).\n", ringPeer, from, to)
 		what = what[:len(what)-1]
 	}
+	if err := haveNCCL(env); err != nil {
+		fmt.Fprintf(env.Out, "%v; only the rings are checked.\n", err)
+		what = what[3:]
+	}
 	var rs []lessons.Result
 	for _, m := range checkCounts {
 		count := m * int64(n)

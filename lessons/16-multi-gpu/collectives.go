@@ -51,6 +51,9 @@ func measureCollectives(env *lessons.Env, l *lessons.Lesson, step string, sizes 
 		return nil, err
 	}
 	defer g.free()
+	if err := haveNCCL(env); err != nil {
+		return nil, err
+	}
 	n := g.n()
 	largest := sizes[len(sizes)-1]
 	send, err := g.allocEach(largest)

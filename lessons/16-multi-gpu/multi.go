@@ -10,6 +10,7 @@ import (
 
 	"cudarepl/gpu"
 	"cudarepl/lessons"
+	"cudarepl/nccl"
 )
 
 // gpus is the worker's GPUs, each as a Device, and the buffers a step
@@ -43,6 +44,18 @@ func openGPUs(env *lessons.Env, n int) (*gpus, error) {
 
 // errOneGPU is why a step that needs several GPUs shows recorded results.
 var errOneGPU = errors.New("This step needs two GPUs or more")
+
+// errNoNCCL is why a step that needs NCCL shows recorded results.
+var errNoNCCL = errors.New("This step needs NCCL, which was not found where the GPUs are")
+
+// haveNCCL reports whether the worker loaded NCCL, and says why not (with
+// what to install) where it did not.
+func haveNCCL(env *lessons.Env) error {
+	if env.Dev.Info().Libraries["NCCL"] == "" {
+		return fmt.Errorf("%w: %s", errNoNCCL, nccl.InstallHint)
+	}
+	return nil
+}
 
 // alloc allocates bytes on GPU i, freed with the others by free.
 func (g *gpus) alloc(i int, bytes int64) (gpu.DevicePtr, error) {
@@ -100,7 +113,7 @@ func (g *gpus) n() int { return len(g.devs) }
 func measuredMulti(env *lessons.Env, l *lessons.Lesson, step, kind string, live func() ([]lessons.Result, error)) ([]lessons.Result, bool, error) {
 	rs, err := env.LiveOr(func() ([]lessons.Result, error) {
 		rs, err := live()
-		if !errors.Is(err, errOneGPU) {
+		if !errors.Is(err, errOneGPU) && !errors.Is(err, errNoNCCL) {
 			return rs, err
 		}
 		fmt.Fprintf(env.Out, "%v. What it shows below was recorded with the lesson.\n", err)

@@ -2,6 +2,7 @@ package multigpu
 
 import (
 	"fmt"
+	"slices"
 
 	"cudarepl/gpu"
 	"cudarepl/kernels"
@@ -167,7 +168,11 @@ func measureRing(env *lessons.Env, l *lessons.Lesson, step string, sizes []int64
 	versions := ringVersions
 	if ok, from, to := g.reachesPrevious(); !ok {
 		fmt.Fprintf(env.Out, "%s is not run: GPU %d cannot read GPU %d's memory directly (no peer access between them).\n", ringPeer, from, to)
-		versions = []string{ringCopy, ncclRing}
+		versions = slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return v == ringPeer })
+	}
+	if err := haveNCCL(env); err != nil {
+		fmt.Fprintf(env.Out, "%v; the rings run without NCCL's beside them.\n", err)
+		versions = slices.DeleteFunc(slices.Clone(versions), func(v string) bool { return v == ncclRing })
 	}
 	var rs []lessons.Result
 	total := len(sizes) * len(versions)
@@ -195,7 +200,7 @@ func measureRing(env *lessons.Env, l *lessons.Lesson, step string, sizes []int64
 			rs = append(rs, env.Record(withDetail(res, d)))
 		}
 		// Each hand-written version's share of NCCL's, at this size.
-		for k := len(rs) - len(versions); k < len(rs)-1; k++ {
+		for k := len(rs) - len(versions); k < len(rs) && rs[k].Variant != ncclRing; k++ {
 			if d, err := detailOf(rs[k]); err == nil && nccls > 0 {
 				d.Ratio, d.Against = rs[k].Throughput/nccls, ncclRing
 				rs[k] = env.Record(withDetail(rs[k], d))

@@ -230,6 +230,9 @@ func measureTrain(env *lessons.Env, l *lessons.Lesson, step string) ([]lessons.R
 		return nil, err
 	}
 	defer g.free()
+	if err := haveNCCL(env); err != nil {
+		return nil, err
+	}
 	n := g.n()
 	check, err := checkTrain(env, g, checkedMLP)
 	if err != nil {
