@@ -3,33 +3,14 @@
 package gpu
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"cudarepl/gpu/share"
+	"cudarepl/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writes of a goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // timedFake is the fake device whose Bench takes its turn as a
 // Context's does: the repetitions inside the GPU's lock, a beat of no
@@ -64,7 +45,7 @@ var _ = func() bool {
 // worker's standard error (which the learner sees), and then runs.
 func TestWorkerBenchWaitsItsTurn(t *testing.T) {
 	t.Setenv(share.LockEnv, filepath.Join(t.TempDir(), "locks")) // the worker inherits the lock folder
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	const limit = 2 * time.Second // the worker beats every second (share.Lock's Beat) while it waits
 	w, err := Open(Options{Timeout: limit, backend: "fake-timed", Stderr: stderr})
 	if err != nil {

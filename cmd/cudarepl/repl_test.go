@@ -13,13 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chzyer/readline"
 
 	"cudarepl/gpu"
+	"cudarepl/internal/syncbuf"
 	"cudarepl/lessons"
 	"cudarepl/nvrtc"
 )
@@ -397,30 +397,12 @@ func TestCompleter(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that readline's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // fakeTerminal runs the REPL through readline on a pipe that claims to be a
 // terminal, typing keys and waiting for the output each time.
 func fakeTerminal(t *testing.T, history string, keys ...string) string {
 	t.Helper()
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cfg := &readline.Config{
 		Stdin: pr, Stdout: out, Stderr: out, HistoryFile: history,
 		FuncIsTerminal: func() bool { return true },

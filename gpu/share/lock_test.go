@@ -4,13 +4,12 @@ package share
 
 import (
 	"bufio"
-	"bytes"
+	"cudarepl/internal/syncbuf"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -98,31 +97,13 @@ func holdLock(t *testing.T, dir, pci string) *holder {
 // release makes the holder let go and exit.
 func (h *holder) release() { h.stdin.Close() }
 
-// syncBuffer is a bytes.Buffer safe for the writes of a goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // lockSetup points the lock at a fresh folder and returns a Lock whose
 // messages go to the buffer it returns, with short beats, for one test.
-func lockSetup(t *testing.T) (dir string, l *Lock, out *syncBuffer) {
+func lockSetup(t *testing.T) (dir string, l *Lock, out *syncbuf.Buffer) {
 	t.Helper()
 	dir = filepath.Join(t.TempDir(), "locks")
 	t.Setenv(LockEnv, dir)
-	out = &syncBuffer{}
+	out = &syncbuf.Buffer{}
 	return dir, &Lock{Out: out, Beat: 20 * time.Millisecond}, out
 }
 

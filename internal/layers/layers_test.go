@@ -17,7 +17,7 @@ const module = "cudarepl/"
 // pattern ending in "/*" stands for every package under it. A package may
 // import only packages of lower floors.
 var floors = [][]string{
-	{"internal/dl", "internal/term", "internal/sysproc", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
+	{"internal/dl", "internal/term", "internal/sysproc", "internal/syncbuf", "numeric", "plots", "fuse", "scripts/testsum", "internal/layers", "notebooks"},
 	{"nvrtc", "nvml", "gpu/share"},
 	{"gpu", "kernels"},
 	{"blas", "nccl", "cudnnx", "gpu/profiler", "gpu/remote", "gpu/sanitizer", "internal/gputest"},

@@ -99,21 +99,12 @@ func measureCollectives(env *lessons.Env, l *lessons.Lesson, step string, sizes 
 // the all-reduce's share of the ceiling at the largest, and the figure.
 func showCollectives(env *lessons.Env, l *lessons.Lesson, step string, rs []lessons.Result) error {
 	var ceiling lessons.Result
-	by := map[string]map[int]lessons.Result{}
-	gpus := 0
 	for _, r := range rs {
 		if r.Variant == ceilingVariant {
 			ceiling = r
-			continue
-		}
-		if by[r.Variant] == nil {
-			by[r.Variant] = map[int]lessons.Result{}
-		}
-		by[r.Variant][r.Dims[0]] = r
-		if d, err := detailOf(r); err == nil {
-			gpus = d.GPUs
 		}
 	}
+	by, gpus := byVariant(rs), gpusOf(rs)
 	sizes := sortedSizes(rs, ceilingVariant)
 	t := &lessons.Table{Headers: []string{"bytes"}, Right: []bool{true}}
 	fig := plots.Lines{Title: fmt.Sprintf("NCCL collectives on %d GPUs, %s", gpus, rs[0].GPU), Subtitle: lessons.ResultSet{Results: rs}.Source(),
@@ -157,6 +148,32 @@ func showCollectives(env *lessons.Env, l *lessons.Lesson, step string, rs []less
 	t.Notes = append(t.Notes, env.About(rs))
 	env.PrintTable(t)
 	return env.Figure(l, step, fig)
+}
+
+// byVariant is rs by variant, then by size (Dims[0]).
+func byVariant(rs []lessons.Result) map[string]map[int]lessons.Result {
+	by := map[string]map[int]lessons.Result{}
+	for _, r := range rs {
+		if len(r.Dims) == 0 {
+			continue
+		}
+		if by[r.Variant] == nil {
+			by[r.Variant] = map[int]lessons.Result{}
+		}
+		by[r.Variant][r.Dims[0]] = r
+	}
+	return by
+}
+
+// gpusOf is how many GPUs the results rs were measured on.
+func gpusOf(rs []lessons.Result) int {
+	gpus := 0
+	for _, r := range rs {
+		if d, err := detailOf(r); err == nil && d.GPUs > 0 {
+			gpus = d.GPUs
+		}
+	}
+	return gpus
 }
 
 // sortedSizes is the sizes (Dims[0]) of rs but those of variant skip,

@@ -107,15 +107,7 @@ func measureCopies(env *lessons.Env, l *lessons.Lesson, step string, sizes []int
 // showCopies prints a row a size and a column a way, and draws GB/s
 // against size.
 func showCopies(env *lessons.Env, l *lessons.Lesson, step string, rs []lessons.Result) error {
-	by := map[string]map[int]lessons.Result{}
-	for _, r := range rs {
-		if by[r.Variant] == nil {
-			by[r.Variant] = map[int]lessons.Result{}
-		}
-		if len(r.Dims) > 0 {
-			by[r.Variant][r.Dims[0]] = r
-		}
-	}
+	by := byVariant(rs)
 	sizes := sortedSizes(rs, "")
 	t := &lessons.Table{Headers: []string{"bytes"}, Right: []bool{true}}
 	fig := plots.Lines{Title: "Copies between two GPUs, " + rs[0].GPU, Subtitle: lessons.ResultSet{Results: rs}.Source(),

@@ -214,17 +214,7 @@ func measureRing(env *lessons.Env, l *lessons.Lesson, step string, sizes []int64
 // showRing prints each version's time and bus bandwidth by size, with the
 // hand-written ones' share of NCCL's, and the figure.
 func showRing(env *lessons.Env, l *lessons.Lesson, step string, rs []lessons.Result) error {
-	by := map[string]map[int]lessons.Result{}
-	gpus := 0
-	for _, r := range rs {
-		if by[r.Variant] == nil {
-			by[r.Variant] = map[int]lessons.Result{}
-		}
-		by[r.Variant][r.Dims[0]] = r
-		if d, err := detailOf(r); err == nil {
-			gpus = d.GPUs
-		}
-	}
+	by, gpus := byVariant(rs), gpusOf(rs)
 	sizes := sortedSizes(rs, "")
 	t := &lessons.Table{Headers: []string{"bytes a GPU"}, Right: []bool{true}}
 	fig := plots.Lines{Title: fmt.Sprintf("All-reduce on %d GPUs, by hand and by NCCL, %s", gpus, rs[0].GPU),
